@@ -1,0 +1,63 @@
+//===- NNGradients.cpp - reverse-mode rules of the nn ops -----------------===//
+//
+// Each rule receives the gradient of the loss with respect to the op's result
+// and emits the gradients with respect to its operands. The rules are the
+// whole of what nn-autodiff knows about individual ops.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/nn/NNDialect.h"
+
+using namespace mlir;
+using namespace zero::nn;
+
+SmallVector<Value> MatmulOp::buildGradients(OpBuilder &b,
+                                            ValueRange resultGrads) {
+  // With C = op(A) op(B), dA and dB follow from dC by transposing the
+  // product; each case is chosen so that no explicit transpose is needed.
+  Location loc = getLoc();
+  Value dC = resultGrads[0], a = getLhs(), bMat = getRhs();
+  bool ta = getTransposeLhs(), tb = getTransposeRhs();
+  Value dA, dB;
+  if (!ta && !tb) { // C = A B
+    dA = MatmulOp::create(b, loc, dC, bMat, false, true);
+    dB = MatmulOp::create(b, loc, a, dC, true, false);
+  } else if (ta && !tb) { // C = A^T B
+    dA = MatmulOp::create(b, loc, bMat, dC, false, true);
+    dB = MatmulOp::create(b, loc, a, dC, false, false);
+  } else if (!ta && tb) { // C = A B^T
+    dA = MatmulOp::create(b, loc, dC, bMat, false, false);
+    dB = MatmulOp::create(b, loc, dC, a, true, false);
+  } else { // C = A^T B^T
+    dA = MatmulOp::create(b, loc, bMat, dC, true, true);
+    dB = MatmulOp::create(b, loc, dC, a, true, true);
+  }
+  return {dA, dB};
+}
+
+SmallVector<Value> BiasAddOp::buildGradients(OpBuilder &b,
+                                             ValueRange resultGrads) {
+  Value dy = resultGrads[0];
+  return {dy, SumRowsOp::create(b, getLoc(), dy)};
+}
+
+SmallVector<Value> AddOp::buildGradients(OpBuilder &, ValueRange resultGrads) {
+  return {resultGrads[0], resultGrads[0]};
+}
+
+SmallVector<Value> ReluOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  return {ReluGradOp::create(b, getLoc(), getInput(), resultGrads[0])};
+}
+
+SmallVector<Value> GeluOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  return {GeluGradOp::create(b, getLoc(), getInput(), resultGrads[0])};
+}
+
+SmallVector<Value>
+SoftmaxCrossEntropyOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
+  Value dLogits = SoftmaxCrossEntropyGradOp::create(
+      b, getLoc(), getLogits().getType(), getLogits(), getLabels(),
+      resultGrads[0], b.getI64IntegerAttr(getEffectiveDivisor()));
+  return {dLogits, Value()}; // Integer labels have no gradient.
+}

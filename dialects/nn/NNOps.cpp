@@ -1,0 +1,140 @@
+//===- NNOps.cpp - nn op builders and verifiers ---------------------------===//
+//
+// Verifiers check the labelled constraints (C1, C2, ...) of each op's
+// TableGen description and name the label in their message.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/nn/NNDialect.h"
+
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace zero::nn;
+
+static RankedTensorType f32Tensor(MLIRContext *ctx, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, Float32Type::get(ctx));
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+/// Rows and columns of `op(matrix)`.
+static std::pair<int64_t, int64_t> transposedShape(Value matrix,
+                                                   bool transpose) {
+  auto shape = cast<RankedTensorType>(matrix.getType()).getShape();
+  return transpose ? std::make_pair(shape[1], shape[0])
+                   : std::make_pair(shape[0], shape[1]);
+}
+
+RankedTensorType MatmulOp::inferResultType(Value lhs, Value rhs,
+                                           bool transposeLhs,
+                                           bool transposeRhs) {
+  int64_t rows = transposedShape(lhs, transposeLhs).first;
+  int64_t cols = transposedShape(rhs, transposeRhs).second;
+  return f32Tensor(lhs.getContext(), {rows, cols});
+}
+
+void MatmulOp::build(OpBuilder &builder, OperationState &state, Value lhs,
+                     Value rhs, bool transposeLhs, bool transposeRhs) {
+  build(builder, state, inferResultType(lhs, rhs, transposeLhs, transposeRhs),
+        lhs, rhs, transposeLhs, transposeRhs);
+}
+
+LogicalResult MatmulOp::verify() {
+  auto [rows, lhsInner] = transposedShape(getLhs(), getTransposeLhs());
+  auto [rhsInner, cols] = transposedShape(getRhs(), getTransposeRhs());
+  if (lhsInner != rhsInner)
+    return emitOpError("(C1) contraction dimensions differ: op(lhs) is ")
+           << rows << "x" << lhsInner << " but op(rhs) is " << rhsInner << "x"
+           << cols;
+  auto resultShape = getResult().getType().getShape();
+  if (resultShape[0] != rows || resultShape[1] != cols)
+    return emitOpError("(C2) result must be ")
+           << rows << "x" << cols << ", got " << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BiasAddOp, SumRowsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BiasAddOp::verify() {
+  int64_t cols = getInput().getType().getShape()[1];
+  int64_t biasSize = getBias().getType().getShape()[0];
+  if (biasSize != cols)
+    return emitOpError("(C1) bias has ")
+           << biasSize << " elements but the input has " << cols
+           << " columns";
+  return success();
+}
+
+void SumRowsOp::build(OpBuilder &builder, OperationState &state,
+                      Value input) {
+  int64_t cols = cast<RankedTensorType>(input.getType()).getShape()[1];
+  build(builder, state, f32Tensor(builder.getContext(), {cols}), input);
+}
+
+LogicalResult SumRowsOp::verify() {
+  int64_t cols = getInput().getType().getShape()[1];
+  int64_t size = getResult().getType().getShape()[0];
+  if (size != cols)
+    return emitOpError("(C1) result has ")
+           << size << " elements but the input has " << cols << " columns";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Loss ops
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyLossOperands(Operation *op, RankedTensorType logits,
+                                        RankedTensorType labels,
+                                        std::optional<int64_t> divisor) {
+  int64_t rows = logits.getShape()[0];
+  if (labels.getShape()[0] != rows)
+    return op->emitOpError("(C1) expected one label per row of logits (")
+           << rows << "), got " << labels.getShape()[0];
+  if (divisor && *divisor <= 0)
+    return op->emitOpError("(C2) divisor must be positive, got ") << *divisor;
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyOp::verify() {
+  return verifyLossOperands(*this, getLogits().getType(),
+                            getLabels().getType(), getDivisor());
+}
+
+int64_t SoftmaxCrossEntropyOp::getEffectiveDivisor() {
+  if (std::optional<int64_t> divisor = getDivisor())
+    return *divisor;
+  return getLogits().getType().getShape()[0];
+}
+
+LogicalResult SoftmaxCrossEntropyGradOp::verify() {
+  return verifyLossOperands(*this, getLogits().getType(),
+                            getLabels().getType(), getDivisor());
+}
+
+//===----------------------------------------------------------------------===//
+// AdamWOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AdamWOp::verify() {
+  auto inUnitInterval = [](APFloat value) {
+    float v = value.convertToFloat();
+    return v >= 0.0f && v < 1.0f;
+  };
+  if (!inUnitInterval(getBeta1Attr().getValue()) ||
+      !inUnitInterval(getBeta2Attr().getValue()))
+    return emitOpError("(C1) beta1 and beta2 must lie in [0, 1), got ")
+           << getBeta1().convertToFloat() << " and "
+           << getBeta2().convertToFloat();
+  if (getEps().convertToFloat() < 0.0f ||
+      getWeightDecay().convertToFloat() < 0.0f)
+    return emitOpError("(C1) eps and weight_decay must not be negative");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/nn/NNOps.cpp.inc"

@@ -1,0 +1,291 @@
+//===- NNOps.td - the nn dialect ---------------------------*- tablegen -*-===//
+//
+// Coarse, kernel-sized tensor ops for neural-network training. Each op maps
+// 1:1 onto a runtime kernel, and each forward op knows its own gradient
+// through NN_DifferentiableOpInterface, so autodiff is one generic pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_NN_OPS
+#define ZERO_NN_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "dialects/nn/NNInterfaces.td"
+
+def NN_Dialect : Dialect {
+  let name = "nn";
+  let cppNamespace = "::zero::nn";
+  let summary = "Kernel-sized tensor ops for training neural networks";
+  let description = [{
+    The `nn` dialect holds the forward graph of a model and, after
+    `nn-autodiff`, its backward graph. Values are statically shaped, row-major
+    tensors. A model is a `func.func` whose parameters are arguments carrying
+    an `nn.param = "<name>"` attribute; the other arguments are the batch
+    (float features and int32 labels), and the single result is the scalar
+    loss:
+
+    ```mlir
+    func.func @forward(%x: tensor<8x4xf32>, %labels: tensor<8xi32>,
+                       %w: tensor<4x3xf32> {nn.param = "fc.weight"},
+                       %b: tensor<3xf32> {nn.param = "fc.bias"}) -> tensor<f32> {
+      %h = nn.matmul %x, %w : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+      %logits = nn.bias_add %h, %b : tensor<8x3xf32>, tensor<3xf32>
+      %loss = nn.softmax_cross_entropy %logits, %labels
+          : tensor<8x3xf32>, tensor<8xi32> -> tensor<f32>
+      return %loss : tensor<f32>
+    }
+    ```
+  }];
+}
+
+class NN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<NN_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+
+def NN_F32Tensor : RankedTensorOf<[F32]>;
+def NN_F32Matrix : 2DTensorOf<[F32]>;
+def NN_F32Vector : 1DTensorOf<[F32]>;
+def NN_F32Scalar : 0DTensorOf<[F32]>;
+def NN_LabelVector : 1DTensorOf<[I32]>;
+
+//===----------------------------------------------------------------------===//
+// Forward ops
+//===----------------------------------------------------------------------===//
+
+def NN_MatmulOp : NN_Op<"matmul",
+    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>]> {
+  let summary = "matrix product of two matrices, either one transposed";
+  let description = [{
+    `result = op(lhs) * op(rhs)`, where `op` transposes its operand when the
+    matching `transpose_lhs` / `transpose_rhs` flag is present. A linear layer
+    is a matmul with weights stored `[in, out]` followed by `nn.bias_add`.
+
+    ```mlir
+    %y = nn.matmul %x, %w : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+    %dx = nn.matmul %dy, %w transpose_rhs
+        : tensor<8x3xf32>, tensor<4x3xf32> -> tensor<8x4xf32>
+    ```
+
+    Constraints:
+    - (C1) the contraction dimensions of `op(lhs)` and `op(rhs)` are equal.
+    - (C2) `result` has shape `[rows of op(lhs), columns of op(rhs)]`.
+  }];
+  let arguments = (ins NN_F32Matrix:$lhs, NN_F32Matrix:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs NN_F32Matrix:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   CArg<"bool", "false">:$transposeLhs,
+                   CArg<"bool", "false">:$transposeRhs)>
+  ];
+  let extraClassDeclaration = [{
+    /// The type of `op(lhs) * op(rhs)`.
+    static ::mlir::RankedTensorType inferResultType(::mlir::Value lhs,
+        ::mlir::Value rhs, bool transposeLhs, bool transposeRhs);
+  }];
+}
+
+def NN_BiasAddOp : NN_Op<"bias_add",
+    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+     AllTypesMatch<["input", "result"]>]> {
+  let summary = "adds a bias vector to every row of a matrix";
+  let description = [{
+    `result[r, c] = input[r, c] + bias[c]`.
+
+    ```mlir
+    %y = nn.bias_add %h, %b : tensor<8x3xf32>, tensor<3xf32>
+    ```
+
+    Constraints:
+    - (C1) `bias` has as many elements as `input` has columns.
+  }];
+  let arguments = (ins NN_F32Matrix:$input, NN_F32Vector:$bias);
+  let results = (outs NN_F32Matrix:$result);
+  let assemblyFormat = [{
+    $input `,` $bias attr-dict `:` type($input) `,` type($bias)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_AddOp : NN_Op<"add",
+    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+     SameOperandsAndResultType, Commutative]> {
+  let summary = "elementwise sum of two tensors of one type";
+  let description = [{
+    Residual connections, and the sum of the gradients of a value that has
+    several uses (emitted by `nn-autodiff`).
+
+    ```mlir
+    %s = nn.add %a, %b : tensor<8x3xf32>
+    ```
+  }];
+  let arguments = (ins NN_F32Tensor:$lhs, NN_F32Tensor:$rhs);
+  let results = (outs NN_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+class NN_UnaryOp<string mnemonic, string summaryText, string formula>
+    : NN_Op<mnemonic, [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+                       SameOperandsAndResultType]> {
+  let summary = summaryText;
+  let description = "`result = " # formula # "`, elementwise.\n\n"
+      # "```mlir\n%y = nn." # mnemonic # " %x : tensor<8x3xf32>\n```";
+  let arguments = (ins NN_F32Tensor:$input);
+  let results = (outs NN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def NN_ReluOp : NN_UnaryOp<"relu", "rectified linear unit", "max(input, 0)">;
+def NN_GeluOp : NN_UnaryOp<"gelu", "GELU, tanh approximation (as GPT-2)",
+    "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))">;
+
+def NN_SoftmaxCrossEntropyOp : NN_Op<"softmax_cross_entropy",
+    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>]> {
+  let summary = "softmax cross-entropy loss of logits against class labels";
+  let description = [{
+    `result = sum_r (logsumexp(logits[r, :]) - logits[r, labels[r]]) / divisor`.
+
+    Without `divisor` the loss is the mean over the rows. Data-parallel
+    splitting of the batch (`zero-split-batch`) sets `divisor` to the global
+    batch, so that the sum of every rank's loss is the global mean.
+
+    ```mlir
+    %loss = nn.softmax_cross_entropy %logits, %labels
+        : tensor<8x10xf32>, tensor<8xi32> -> tensor<f32>
+    %local = nn.softmax_cross_entropy %logits, %labels {divisor = 32 : i64}
+        : tensor<8x10xf32>, tensor<8xi32> -> tensor<f32>
+    ```
+
+    Constraints:
+    - (C1) `labels` has one element per row of `logits`.
+    - (C2) `divisor`, when present, is positive.
+  }];
+  let arguments = (ins NN_F32Matrix:$logits, NN_LabelVector:$labels,
+                       OptionalAttr<I64Attr>:$divisor);
+  let results = (outs NN_F32Scalar:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The divisor of the summed per-row losses: `divisor`, or the row count.
+    int64_t getEffectiveDivisor();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops (emitted by nn-autodiff)
+//===----------------------------------------------------------------------===//
+
+def NN_SumRowsOp : NN_Op<"sum_rows"> {
+  let summary = "column sums of a matrix (the gradient of a bias)";
+  let description = [{
+    `result[c] = sum_r input[r, c]`.
+
+    ```mlir
+    %db = nn.sum_rows %dy : tensor<8x3xf32> -> tensor<3xf32>
+    ```
+
+    Constraints:
+    - (C1) `result` has as many elements as `input` has columns.
+  }];
+  let arguments = (ins NN_F32Matrix:$input);
+  let results = (outs NN_F32Vector:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input)>];
+}
+
+class NN_ActivationGradOp<string mnemonic, string forward>
+    : NN_Op<mnemonic, [SameOperandsAndResultType]> {
+  let summary = "gradient of nn." # forward;
+  let description = "`result = result_grad * d " # forward
+      # "(input) / d input`, elementwise.\n\n```mlir\n%dx = nn." # mnemonic
+      # " %x, %dy : tensor<8x3xf32>\n```";
+  let arguments = (ins NN_F32Tensor:$input, NN_F32Tensor:$result_grad);
+  let results = (outs NN_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $result_grad attr-dict `:` type($result)";
+}
+
+def NN_ReluGradOp : NN_ActivationGradOp<"relu_grad", "relu">;
+def NN_GeluGradOp : NN_ActivationGradOp<"gelu_grad", "gelu">;
+
+def NN_SoftmaxCrossEntropyGradOp : NN_Op<"softmax_cross_entropy_grad",
+    [AllTypesMatch<["logits", "result"]>]> {
+  let summary = "gradient of nn.softmax_cross_entropy with respect to logits";
+  let description = [{
+    `result[r, c] = loss_grad * (softmax(logits[r, :])[c] - (c == labels[r])) / divisor`.
+
+    ```mlir
+    %dlogits = nn.softmax_cross_entropy_grad %logits, %labels, %dloss {divisor = 8 : i64}
+        : tensor<8x10xf32>, tensor<8xi32>, tensor<f32>
+    ```
+
+    Constraints:
+    - (C1) `labels` has one element per row of `logits`.
+    - (C2) `divisor` is positive.
+  }];
+  let arguments = (ins NN_F32Matrix:$logits, NN_LabelVector:$labels,
+                       NN_F32Scalar:$loss_grad, I64Attr:$divisor);
+  let results = (outs NN_F32Matrix:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $loss_grad attr-dict `:` type($logits) `,` type($labels) `,` type($loss_grad)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+def NN_AdamWOp : NN_Op<"adamw",
+    [AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq",
+                    "new_param", "new_exp_avg", "new_exp_avg_sq"]>,
+     AllTypesMatch<["lr", "step"]>]> {
+  let summary = "one AdamW update of a parameter and its two moments";
+  let description = [{
+    Decoupled weight decay Adam, as `torch.optim.AdamW`, with bias correction
+    for the 1-based `step`:
+
+    ```
+    p  = p * (1 - lr * weight_decay)
+    m' = beta1 m + (1 - beta1) g;   v' = beta2 v + (1 - beta2) g^2
+    p' = p - lr * (m' / (1 - beta1^step)) / (sqrt(v' / (1 - beta2^step)) + eps)
+    ```
+
+    All four tensors share one type: the full parameter at stage 0, or this
+    rank's flat shard of it (with the gradient and moments sharded the same
+    way) from stage 1 on. `lr` and `step` are runtime scalars.
+
+    ```mlir
+    %p2, %m2, %v2 = nn.adamw %p, %g, %m, %v, lr = %lr, step = %step
+        {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.01 : f32}
+        : tensor<96xf32>, tensor<f32>
+    ```
+
+    Constraints:
+    - (C1) `beta1` and `beta2` lie in [0, 1); `eps` and `weight_decay` are
+      not negative.
+  }];
+  let arguments = (ins NN_F32Tensor:$param, NN_F32Tensor:$grad,
+                       NN_F32Tensor:$exp_avg, NN_F32Tensor:$exp_avg_sq,
+                       NN_F32Scalar:$lr, NN_F32Scalar:$step,
+                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$eps,
+                       F32Attr:$weight_decay);
+  let results = (outs NN_F32Tensor:$new_param, NN_F32Tensor:$new_exp_avg,
+                      NN_F32Tensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` `lr` `=` $lr `,` `step` `=` $step
+    attr-dict `:` type($param) `,` type($lr)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ZERO_NN_OPS

@@ -1,0 +1,37 @@
+//===- ZeroDialect.h - the zero sharding dialect ----------------*- C++ -*-===//
+#ifndef ZERO_DIALECTS_ZERO_ZERODIALECT_H
+#define ZERO_DIALECTS_ZERO_ZERODIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/zero/ZeroDialect.h.inc"
+#include "dialects/zero/ZeroEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/zero/ZeroAttrs.h.inc"
+
+#include "dialects/zero/ZeroInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/zero/ZeroOps.h.inc"
+
+namespace zero::sharding {
+/// Argument attribute holding a #zero.placement.
+inline constexpr llvm::StringLiteral kPlacementAttrName = "zero.placement";
+/// The data-parallel group every collective runs over.
+inline constexpr llvm::StringLiteral kDataParallelGroup = "dp";
+
+/// Elements of one rank's shard of a tensor of `numElements` elements.
+inline int64_t shardSize(int64_t numElements, int64_t worldSize) {
+  return (numElements + worldSize - 1) / worldSize;
+}
+} // namespace zero::sharding
+
+#endif // ZERO_DIALECTS_ZERO_ZERODIALECT_H

@@ -1,0 +1,26 @@
+//===- ZeroEnums.td - enums of the zero dialect ------------*- tablegen -*-===//
+#ifndef ZERO_ZERO_ENUMS
+#define ZERO_ZERO_ENUMS
+
+include "mlir/IR/EnumAttr.td"
+
+def Zero_Role : I32EnumAttr<"Role", "what a training-state tensor is", [
+    I32EnumAttrCase<"Data", 0, "data">,
+    I32EnumAttrCase<"Param", 1, "param">,
+    I32EnumAttrCase<"Grad", 2, "grad">,
+    I32EnumAttrCase<"Master", 3, "master">,
+    I32EnumAttrCase<"Moment", 4, "moment">,
+    I32EnumAttrCase<"Hyper", 5, "hyper">]> {
+  let cppNamespace = "::zero::sharding";
+  let genSpecializedAttr = 0;
+}
+
+def Zero_Distribution : I32EnumAttr<"Distribution",
+    "how a tensor is spread over the data-parallel group", [
+    I32EnumAttrCase<"Replicated", 0, "replicated">,
+    I32EnumAttrCase<"Sharded", 1, "sharded">]> {
+  let cppNamespace = "::zero::sharding";
+  let genSpecializedAttr = 0;
+}
+
+#endif // ZERO_ZERO_ENUMS

@@ -1,0 +1,72 @@
+//===- ZeroOps.cpp - verifiers and interfaces of the zero ops -------------===//
+#include "dialects/zero/ZeroDialect.h"
+
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace zero::sharding;
+
+#include "dialects/zero/ZeroInterfaces.cpp.inc"
+
+/// Checks (C1) and, when `full`/`shard` are given, (C2) of the ops that move
+/// between a whole tensor and its flat shard.
+static LogicalResult verifyShardPair(Operation *op, int64_t worldSize,
+                                     ShapedType full, ShapedType shard) {
+  if (worldSize < 1)
+    return op->emitOpError("(C1) world_size must be at least 1, got ")
+           << worldSize;
+  if (!full || !shard)
+    return success();
+  int64_t expected = shardSize(full.getNumElements(), worldSize);
+  if (shard.getNumElements() != expected)
+    return op->emitOpError("(C2) a shard of ")
+           << full.getNumElements() << " elements over " << worldSize
+           << " ranks has " << expected << " elements, got " << shard;
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyShardPair(*this, getWorldSize(), getResult().getType(),
+                         getInput().getType());
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyShardPair(*this, getWorldSize(), getInput().getType(),
+                         getResult().getType());
+}
+
+LogicalResult LocalShardOp::verify() {
+  return verifyShardPair(*this, getWorldSize(), getInput().getType(),
+                         getResult().getType());
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyShardPair(*this, getWorldSize(), nullptr, nullptr);
+}
+
+int64_t AllGatherOp::getTrafficElements() {
+  return getResult().getType().getNumElements();
+}
+int64_t ReduceScatterOp::getTrafficElements() {
+  return getInput().getType().getNumElements();
+}
+int64_t AllReduceOp::getTrafficElements() {
+  return 2 * getInput().getType().getNumElements();
+}
+
+LogicalResult ReleaseOp::verify() {
+  // Release ends the buffer's life; a later use would read freed memory.
+  Operation *self = getOperation();
+  for (Operation *user : getInput().getUsers()) {
+    if (user == self || user->getBlock() != self->getBlock())
+      continue;
+    if (self->isBeforeInBlock(user))
+      return emitOpError("(C1) the released tensor is used after the release, "
+                         "by '")
+             << user->getName() << "' at " << user->getLoc();
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/zero/ZeroOps.cpp.inc"

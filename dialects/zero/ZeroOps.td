@@ -1,0 +1,136 @@
+//===- ZeroOps.td - ops of the zero dialect ----------------*- tablegen -*-===//
+#ifndef ZERO_ZERO_OPS
+#define ZERO_ZERO_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "dialects/zero/ZeroDialect.td"
+include "dialects/zero/ZeroAttrs.td"
+include "dialects/zero/ZeroInterfaces.td"
+
+class Zero_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Zero_Dialect, mnemonic, traits>;
+
+def Zero_Shard : 1DTensorOf<[F32]>;
+def Zero_AnyTensor : RankedTensorOf<[F32]>;
+
+// Collectives read and write memory on every rank of the group, in the same
+// order everywhere: they are side-effecting so that no pass reorders,
+// duplicates or drops one on some ranks only.
+class Zero_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Zero_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<Zero_CollectiveOpInterface>,
+        MemoryEffects<[MemRead, MemWrite]>])> {
+  let hasVerifier = 1;
+}
+
+def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather"> {
+  let summary = "gathers every rank's shard into the full tensor";
+  let description = [{
+    Concatenates the 1-D shards of all `world_size` ranks of `group` and
+    returns the first N elements, reshaped to the result type (N elements).
+
+    ```mlir
+    %w = zero.all_gather %w_shard over "dp"(4) : tensor<95xf32> -> tensor<19x20xf32>
+    ```
+
+    Constraints:
+    - (C1) `world_size` is at least 1.
+    - (C2) the shard has ceil(N / world_size) elements, N being the number of
+      elements of the result.
+  }];
+  let arguments = (ins Zero_Shard:$input, StrAttr:$group, I64Attr:$world_size);
+  let results = (outs Zero_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter"> {
+  let summary = "sums a tensor over all ranks and keeps this rank's shard";
+  let description = [{
+    Sums `input` elementwise over the `world_size` ranks of `group` and
+    returns this rank's flat, zero-padded shard of the sum.
+
+    ```mlir
+    %g_shard = zero.reduce_scatter %g over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
+    ```
+
+    Constraints:
+    - (C1) `world_size` is at least 1.
+    - (C2) the result has ceil(N / world_size) elements, N being the number
+      of elements of the input.
+  }];
+  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let results = (outs Zero_Shard:$result);
+  let assemblyFormat = [{
+    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def Zero_AllReduceOp : Zero_CollectiveOp<"all_reduce",
+    [SameOperandsAndResultType]> {
+  let summary = "sums a tensor elementwise over all ranks";
+  let description = [{
+    Every rank receives the elementwise sum of `input` over the group: the
+    data-parallel gradient reduction of stage 0, and the loss.
+
+    ```mlir
+    %g = zero.all_reduce %local_g over "dp"(4) : tensor<19x20xf32>
+    ```
+
+    Constraints:
+    - (C1) `world_size` is at least 1.
+  }];
+  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let results = (outs Zero_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `over` $group `(` $world_size `)` attr-dict `:` type($result)
+  }];
+}
+
+def Zero_LocalShardOp : Zero_Op<"local_shard", [Pure]> {
+  let summary = "this rank's shard of a replicated tensor (no communication)";
+  let description = [{
+    Slices this rank's flat, zero-padded shard out of a tensor that every rank
+    holds whole: how stages 1 and 2 hand the optimizer its part of a
+    replicated parameter.
+
+    ```mlir
+    %p_shard = zero.local_shard %p over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
+    ```
+
+    Constraints:
+    - (C1) `world_size` is at least 1.
+    - (C2) the result has ceil(N / world_size) elements, N being the number
+      of elements of the input.
+  }];
+  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let results = (outs Zero_Shard:$result);
+  let assemblyFormat = [{
+    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_ReleaseOp : Zero_Op<"release", [MemoryEffects<[MemFree]>]> {
+  let summary = "frees a gathered copy after its last use";
+  let description = [{
+    Ends the life of a tensor that `zero.all_gather` materialised, so that at
+    stage 3 only the parameters in use are held whole. Lowering frees its
+    buffer here.
+
+    ```mlir
+    zero.release %w : tensor<19x20xf32>
+    ```
+
+    Constraints:
+    - (C1) the tensor has no use after the release.
+  }];
+  let arguments = (ins Zero_AnyTensor:$input);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+#endif // ZERO_ZERO_OPS

@@ -1,0 +1,117 @@
+//===- AdamW.cpp - append the AdamW update to @train_step -----------------===//
+#include "passes/PassUtils.h"
+#include "passes/Passes.h"
+
+namespace zero {
+#define GEN_PASS_DEF_ADAMW
+#include "passes/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+using namespace zero;
+
+namespace {
+/// A parameter and the gradient @train_step returns for it.
+struct ParamGrad {
+  unsigned paramIndex;
+  Value grad;
+};
+
+struct AdamWPass : zero::impl::AdamWBase<AdamWPass> {
+  using AdamWBase::AdamWBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = lookupFunction(getOperation(), kTrainStepFuncName,
+                                       getArgument(), "run nn-autodiff first");
+    if (!func)
+      return signalPassFailure();
+    FailureOr<SmallVector<ParamGrad>> grads = collectGradients(func);
+    if (failed(grads))
+      return signalPassFailure();
+    appendUpdate(func, *grads);
+  }
+
+  /// The gradient results, found through their `nn.grad_of` attributes.
+  FailureOr<SmallVector<ParamGrad>> collectGradients(func::FuncOp func) {
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    SmallVector<ParamGrad> grads;
+    for (unsigned i = 1, e = func.getNumResults(); i < e; ++i) {
+      auto gradOf = func.getResultAttrOfType<IntegerAttr>(i, kGradOfAttrName);
+      if (!gradOf)
+        return func.emitError() << getArgument() << ": result #" << i
+                                << " of @train_step has no " << kGradOfAttrName
+                                << " attribute";
+      grads.push_back({static_cast<unsigned>(gradOf.getInt()),
+                       ret.getOperand(i)});
+    }
+    if (grads.empty())
+      return func.emitError() << getArgument()
+                              << ": @train_step has no gradients to apply";
+    return grads;
+  }
+
+  void appendUpdate(func::FuncOp func, ArrayRef<ParamGrad> grads) {
+    MLIRContext *ctx = &getContext();
+    Builder attrs(ctx);
+    Location loc = func.getLoc();
+    // New arguments: the moments of every parameter, then lr and step.
+    auto appendArg = [&](Type type, StringRef attrName, StringRef value) {
+      unsigned index = func.getNumArguments();
+      (void)func.insertArgument(
+          index, type,
+          attrs.getDictionaryAttr(attrs.getNamedAttr(
+              attrName, attrs.getStringAttr(value))),
+          loc);
+      return index;
+    };
+    SmallVector<unsigned> mIndices, vIndices;
+    for (const ParamGrad &pg : grads) {
+      StringRef name = getParamName(func, pg.paramIndex);
+      Type type = func.getArgument(pg.paramIndex).getType();
+      mIndices.push_back(appendArg(type, kAdamMAttrName, name));
+      vIndices.push_back(appendArg(type, kAdamVAttrName, name));
+    }
+    auto scalar = RankedTensorType::get({}, Float32Type::get(ctx));
+    unsigned lrIndex = appendArg(scalar, kHyperAttrName, "lr");
+    unsigned stepIndex = appendArg(scalar, kHyperAttrName, "step");
+
+    Block &entry = func.getBody().front();
+    Operation *terminator = entry.getTerminator();
+    OpBuilder b(terminator);
+    SmallVector<Value> newParams, newMs, newVs;
+    for (auto [pg, mIndex, vIndex] : llvm::zip(grads, mIndices, vIndices)) {
+      auto update = nn::AdamWOp::create(
+          b, pg.grad.getLoc(), func.getArgument(pg.paramIndex), pg.grad,
+          func.getArgument(mIndex), func.getArgument(vIndex),
+          func.getArgument(lrIndex), func.getArgument(stepIndex),
+          b.getF32FloatAttr(beta1), b.getF32FloatAttr(beta2),
+          b.getF32FloatAttr(eps), b.getF32FloatAttr(weightDecay));
+      newParams.push_back(update.getNewParam());
+      newMs.push_back(update.getNewExpAvg());
+      newVs.push_back(update.getNewExpAvgSq());
+    }
+
+    // Results: the loss, then each new state tied to the argument it updates.
+    SmallVector<Value> results{terminator->getOperand(0)};
+    SmallVector<unsigned> updates;
+    auto appendResults = [&](ArrayRef<Value> values, auto argIndexOf) {
+      for (auto [i, value] : llvm::enumerate(values)) {
+        results.push_back(value);
+        updates.push_back(argIndexOf(i));
+      }
+    };
+    appendResults(newParams, [&](size_t i) { return grads[i].paramIndex; });
+    appendResults(newMs, [&](size_t i) { return mIndices[i]; });
+    appendResults(newVs, [&](size_t i) { return vIndices[i]; });
+    func::ReturnOp::create(b, terminator->getLoc(), results);
+    terminator->erase();
+
+    func.removeResAttrsAttr();
+    func.setType(FunctionType::get(ctx, entry.getArgumentTypes(),
+                                   ValueRange(results).getTypes()));
+    for (auto [i, argIndex] : llvm::enumerate(updates))
+      func.setResultAttr(i + 1, kUpdatesAttrName,
+                         attrs.getI64IntegerAttr(argIndex));
+  }
+};
+} // namespace

@@ -1,0 +1,33 @@
+//===- PassUtils.cpp - helpers shared by the zero-opt passes --------------===//
+#include "passes/PassUtils.h"
+
+#include "dialects/nn/NNDialect.h"
+
+using namespace mlir;
+
+namespace zero {
+
+func::FuncOp lookupFunction(ModuleOp module, StringRef name,
+                            StringRef passName, StringRef producedBy) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (!func)
+    module.emitError() << passName << ": expected a func.func @" << name
+                       << " (" << producedBy << ")";
+  return func;
+}
+
+StringRef getArgString(func::FuncOp func, unsigned index, StringRef attrName) {
+  if (auto attr = func.getArgAttrOfType<StringAttr>(index, attrName))
+    return attr.getValue();
+  return {};
+}
+
+StringRef getParamName(func::FuncOp func, unsigned index) {
+  return getArgString(func, index, nn::kParamAttrName);
+}
+
+int64_t getNumElements(Type type) {
+  return cast<ShapedType>(type).getNumElements();
+}
+
+} // namespace zero

@@ -1,0 +1,46 @@
+//===- PassUtils.h - helpers shared by the zero-opt passes ------*- C++ -*-===//
+#ifndef ZERO_PASSES_PASSUTILS_H
+#define ZERO_PASSES_PASSUTILS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace zero {
+
+/// Names of the functions the pipeline passes from one pass to the next.
+inline constexpr llvm::StringLiteral kForwardFuncName = "forward";
+inline constexpr llvm::StringLiteral kTrainStepFuncName = "train_step";
+
+/// Argument and result attributes that tie training state together.
+inline constexpr llvm::StringLiteral kGradOfAttrName = "nn.grad_of";
+inline constexpr llvm::StringLiteral kAdamMAttrName = "nn.adam_m";
+inline constexpr llvm::StringLiteral kAdamVAttrName = "nn.adam_v";
+inline constexpr llvm::StringLiteral kHyperAttrName = "nn.hyper";
+inline constexpr llvm::StringLiteral kUpdatesAttrName = "zero.updates";
+inline constexpr llvm::StringLiteral kStageAttrName = "zero.stage";
+inline constexpr llvm::StringLiteral kWorldSizeAttrName = "zero.world_size";
+/// Argument attribute: the whole tensor's type of a sharded argument.
+inline constexpr llvm::StringLiteral kUnshardedTypeAttrName =
+    "zero.unsharded_type";
+/// Function attribute: the #zero.placement of the gradients.
+inline constexpr llvm::StringLiteral kGradPlacementAttrName = "zero.grads";
+
+/// Finds `@name` in `module`, or reports at the module which pass must run
+/// first and returns null.
+mlir::func::FuncOp lookupFunction(mlir::ModuleOp module, llvm::StringRef name,
+                                  llvm::StringRef passName,
+                                  llvm::StringRef producedBy);
+
+/// The `nn.param` name of argument `index`, or empty when it is no parameter.
+llvm::StringRef getParamName(mlir::func::FuncOp func, unsigned index);
+
+/// The string value of argument attribute `attrName`, or empty.
+llvm::StringRef getArgString(mlir::func::FuncOp func, unsigned index,
+                             llvm::StringRef attrName);
+
+/// Element count of a statically shaped tensor type.
+int64_t getNumElements(mlir::Type type);
+
+} // namespace zero
+
+#endif // ZERO_PASSES_PASSUTILS_H

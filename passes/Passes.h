@@ -1,0 +1,38 @@
+//===- Passes.h - zero-opt passes and pipelines -----------------*- C++ -*-===//
+#ifndef ZERO_PASSES_PASSES_H
+#define ZERO_PASSES_PASSES_H
+
+#include "dialects/nn/NNDialect.h"
+#include "dialects/zero/ZeroDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace zero {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// What `zero-opt --stage=N` compiles for.
+struct StageOptions {
+  int64_t stage = 0;
+  int64_t worldSize = 1;
+};
+
+/// Adds the pipeline of one ZeRO stage, from @forward to the LLVM dialect.
+void buildStagePipeline(mlir::OpPassManager &pm, const StageOptions &options);
+
+/// Registers every zero-opt pass, the upstream passes the pipeline uses,
+/// and the named pipelines
+/// (`zero-stage-pipeline`).
+void registerAllZeroPasses();
+
+} // namespace zero
+
+#endif // ZERO_PASSES_PASSES_H

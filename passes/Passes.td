@@ -1,0 +1,127 @@
+//===- Passes.td - zero-opt passes -------------------------*- tablegen -*-===//
+//
+// Every stage of the pipeline in design.md, each runnable alone through
+// `zero-opt --pass-pipeline=...` and visible under --mlir-print-ir-after-all.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_PASSES
+#define ZERO_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def SplitBatch : Pass<"zero-split-batch", "::mlir::ModuleOp"> {
+  let summary = "Splits the batch of @forward across the data-parallel ranks";
+  let description = [{
+    Input: `@forward` written for the global batch. Output: the same function
+    for one rank's rows: the leading dimension of every data argument (any
+    argument without `nn.param`) is divided by `world-size`, result shapes
+    are re-derived, and each `nn.softmax_cross_entropy` gets
+    `divisor = <global batch>` so that the sum of all ranks' losses is the
+    global mean. The arguments get `zero.placement = #zero.placement<data,
+    sharded>`. With `world-size=1` only the divisor and placement are added.
+    Fails when the global batch does not divide by the world size.
+  }];
+  let options = [
+    Option<"worldSize", "world-size", "int64_t", "1",
+           "Number of data-parallel ranks">,
+  ];
+  let dependentDialects = ["::zero::sharding::ZeroDialect"];
+}
+
+def Autodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Builds the backward pass: @forward becomes @train_step";
+  let description = [{
+    Input: `@forward`, an `nn` function whose only result is the scalar loss.
+    Output: `@train_step` with the same arguments, returning the loss
+    followed by the gradient of the loss with respect to every `nn.param`
+    argument, in argument order (each gradient result carries
+    `nn.grad_of = <argument index>`). The backward ops are emitted in reverse
+    order of the forward ops by each op's DifferentiableOpInterface; the
+    gradients of a value with several uses are summed with `nn.add`. An op on
+    the path to the loss without a gradient rule is an error.
+  }];
+  let statistics = [
+    Statistic<"numBackwardOps", "backward-ops", "Number of ops emitted for the backward pass">,
+  ];
+}
+
+def AdamW : Pass<"zero-adamw", "::mlir::ModuleOp"> {
+  let summary = "Appends the AdamW update to @train_step";
+  let description = [{
+    Input: `@train_step` returning the loss and one gradient per parameter.
+    Output: `@train_step` that also takes, per parameter, the two AdamW
+    moments (arguments marked `nn.adam_m` / `nn.adam_v` with the parameter's
+    name) and the scalar learning rate and step (`nn.hyper = "lr"` /
+    `"step"`), applies `nn.adamw`, and returns the loss followed by the new
+    parameters, first moments and second moments. Each state result carries
+    `zero.updates = <argument index>`: the runtime stores it back into that
+    argument's buffer.
+  }];
+  let options = [
+    Option<"beta1", "beta1", "float", "0.9f", "AdamW beta1">,
+    Option<"beta2", "beta2", "float", "0.999f", "AdamW beta2">,
+    Option<"eps", "eps", "float", "1e-8f", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "float", "0.01f",
+           "Decoupled weight decay">,
+  ];
+}
+
+def Placement : Pass<"zero-placement", "::mlir::ModuleOp"> {
+  let summary = "Decides, per ZeRO stage, which training state is sharded";
+  let description = [{
+    Attaches `zero.placement = #zero.placement<role, distribution>` to every
+    argument of `@train_step`, and `zero.stage` / `zero.world_size` to the
+    function. Stage 0 replicates everything (DDP); stage 1 shards the
+    optimizer moments; stage 2 also the gradients; stage 3 also the
+    parameters. Data keeps the row split of `zero-split-batch`. No op
+    changes here: `zero-insert-collectives` realises the placement.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", "0", "ZeRO stage (0-3)">,
+    Option<"worldSize", "world-size", "int64_t", "1",
+           "Number of data-parallel ranks">,
+  ];
+}
+
+def InsertCollectives : Pass<"zero-insert-collectives", "::mlir::ModuleOp"> {
+  let summary = "Inserts exactly the collectives of the chosen ZeRO stage";
+  let description = [{
+    Realises the placements of `@train_step`. Sharded arguments become flat
+    shards (`tensor<S x f32>`, S = ceil(N / world size)). Then:
+    - stage 0: each gradient is all-reduced and AdamW updates whole tensors;
+    - stages 1, 2: each gradient is reduce-scattered, AdamW updates this
+      rank's shard (`zero.local_shard` of the replicated parameter) and the
+      new shards are all-gathered back into the replicated parameter;
+    - stage 3: each parameter is all-gathered before its first forward use
+      and again before its first backward use, each gathered copy is
+      released after its last use in that phase, each gradient is
+      reduce-scattered and AdamW updates the shards in place.
+    The loss is all-reduced so that every rank holds the global mean.
+  }];
+  let dependentDialects = ["::zero::sharding::ZeroDialect"];
+  let statistics = [
+    Statistic<"numAllGathers", "all-gathers", "Number of zero.all_gather inserted">,
+    Statistic<"numReduceScatters", "reduce-scatters", "Number of zero.reduce_scatter inserted">,
+    Statistic<"numAllReduces", "all-reduces", "Number of zero.all_reduce inserted">,
+  ];
+}
+
+def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lowers @train_step to calls of the libzrt C ABI";
+  let description = [{
+    Input: `@train_step` on tensors, with placements and collectives.
+    Output: the two functions a program exports (include/zero/zrt.h):
+    `@zero_program_describe(%ctx)`, which declares the program and each
+    argument to the runtime, and `@zero_program_step(%ctx, %args, %loss)`,
+    in which every tensor is a `!llvm.ptr` buffer, every op a `func.call` of
+    a `zrt_*` kernel or collective, and every temporary is allocated before
+    its producer and freed after its last use (a gathered copy at its
+    `zero.release`). Results marked `zero.updates` are written into their
+    argument's buffer, in place when the producing op allows it.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // ZERO_PASSES

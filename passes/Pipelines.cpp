@@ -1,0 +1,53 @@
+//===- Pipelines.cpp - the ZeRO stage pipelines, built in one place -------===//
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace zero {
+
+void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
+  pm.addPass(createSplitBatch({options.worldSize}));
+  pm.addPass(createAutodiff());
+  pm.addPass(createAdamW());
+  pm.addPass(createPlacement({options.stage, options.worldSize}));
+  pm.addPass(createInsertCollectives());
+  pm.addPass(createLowerToRuntime());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+namespace {
+struct StagePipelineOptions
+    : public PassPipelineOptions<StagePipelineOptions> {
+  Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage (0-3)"),
+                        llvm::cl::init(0)};
+  Option<int64_t> worldSize{*this, "world-size",
+                            llvm::cl::desc("Number of data-parallel ranks"),
+                            llvm::cl::init(1)};
+};
+} // namespace
+
+void registerAllZeroPasses() {
+  registerZeroPasses(); // The passes of Passes.td.
+  registerPass([] { return createConvertFuncToLLVMPass(); });
+  registerPass([] { return createArithToLLVMConversionPass(); });
+  registerPass([] { return createReconcileUnrealizedCastsPass(); });
+  registerPass([] { return createCanonicalizerPass(); });
+  registerPass([] { return createCSEPass(); });
+  PassPipelineRegistration<StagePipelineOptions>(
+      "zero-stage-pipeline",
+      "The whole zero-opt pipeline for one ZeRO stage, from @forward to the "
+      "LLVM dialect",
+      [](OpPassManager &pm, const StagePipelineOptions &options) {
+        buildStagePipeline(pm, {options.stage, options.worldSize});
+      });
+}
+
+} // namespace zero

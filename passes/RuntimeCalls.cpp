@@ -1,0 +1,53 @@
+//===- RuntimeCalls.cpp - emitting calls of the libzrt C ABI --------------===//
+#include "passes/RuntimeCalls.h"
+
+using namespace mlir;
+
+namespace zero {
+
+func::CallOp RuntimeCalls::call(Location loc, StringRef name, ValueRange args,
+                                TypeRange results) {
+  auto type = FunctionType::get(b.getContext(), args.getTypes(), results);
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  if (!callee) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    callee = func::FuncOp::create(b, loc, name, type);
+    callee.setPrivate();
+  }
+  assert(callee.getFunctionType() == type &&
+         "one zrt_* function called with two signatures");
+  return func::CallOp::create(b, loc, callee, args);
+}
+
+Value RuntimeCalls::i32(Location loc, int64_t value) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
+}
+
+Value RuntimeCalls::i64(Location loc, int64_t value) {
+  return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+}
+
+Value RuntimeCalls::f32(Location loc, float value) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+}
+
+Type RuntimeCalls::ptrType() {
+  return LLVM::LLVMPointerType::get(b.getContext());
+}
+
+Value RuntimeCalls::string(Location loc, StringRef value) {
+  std::string name = ("__zrt_str_" + llvm::Twine(numStrings++)).str();
+  std::string bytes = (value + llvm::Twine('\0')).str();
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes.size());
+    LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
+                           LLVM::Linkage::Internal, name,
+                           b.getStringAttr(bytes));
+  }
+  return LLVM::AddressOfOp::create(b, loc, ptrType(), name);
+}
+
+} // namespace zero

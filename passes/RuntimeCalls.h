@@ -1,0 +1,44 @@
+//===- RuntimeCalls.h - emitting calls of the libzrt C ABI ------*- C++ -*-===//
+//
+// The lowering's side of include/zero/zrt.h: declares each zrt_* function on
+// first use with the types of its arguments, and builds the constants the
+// calls take.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_PASSES_RUNTIMECALLS_H
+#define ZERO_PASSES_RUNTIMECALLS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace zero {
+
+class RuntimeCalls {
+public:
+  RuntimeCalls(mlir::ModuleOp module, mlir::OpBuilder &builder)
+      : module(module), b(builder) {}
+
+  /// Calls `@name(args...)`, declaring it privately if needed. A declaration
+  /// that disagrees with these types is an internal error.
+  mlir::func::CallOp call(mlir::Location loc, llvm::StringRef name,
+                          mlir::ValueRange args,
+                          mlir::TypeRange results = {});
+
+  mlir::Value i32(mlir::Location loc, int64_t value);
+  mlir::Value i64(mlir::Location loc, int64_t value);
+  mlir::Value f32(mlir::Location loc, float value);
+  /// The address of a private, NUL-terminated string constant.
+  mlir::Value string(mlir::Location loc, llvm::StringRef value);
+  mlir::Type ptrType();
+
+private:
+  mlir::ModuleOp module;
+  mlir::OpBuilder &b;
+  unsigned numStrings = 0;
+};
+
+} // namespace zero
+
+#endif // ZERO_PASSES_RUNTIMECALLS_H

@@ -1,0 +1,110 @@
+//===- SplitBatch.cpp - split the global batch across ranks ---------------===//
+//
+// Data parallelism: each rank runs the model on batch/world-size rows. The
+// loss keeps the global mean by dividing by the global batch.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/PassUtils.h"
+#include "passes/Passes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace zero {
+#define GEN_PASS_DEF_SPLITBATCH
+#include "passes/Passes.h.inc"
+} // namespace zero
+
+using namespace mlir;
+using namespace zero;
+using namespace zero::sharding;
+
+/// The type `op`'s single result has once its operands have their new types.
+static FailureOr<Type> rederiveResultType(Operation *op) {
+  return llvm::TypeSwitch<Operation *, FailureOr<Type>>(op)
+      .Case([](nn::MatmulOp matmul) -> Type {
+        return nn::MatmulOp::inferResultType(
+            matmul.getLhs(), matmul.getRhs(), matmul.getTransposeLhs(),
+            matmul.getTransposeRhs());
+      })
+      .Case([](nn::SumRowsOp sum) -> Type { return sum.getType(); })
+      .Case<nn::SoftmaxCrossEntropyOp>(
+          [](auto loss) -> Type { return loss.getType(); })
+      .Case<nn::BiasAddOp, nn::AddOp, nn::ReluOp, nn::GeluOp, nn::ReluGradOp,
+            nn::GeluGradOp, nn::SoftmaxCrossEntropyGradOp>(
+          [](Operation *elementwise) -> Type {
+            return elementwise->getOperand(0).getType();
+          })
+      .Default([](Operation *) { return failure(); });
+}
+
+namespace {
+struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
+  using SplitBatchBase::SplitBatchBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = lookupFunction(getOperation(), kForwardFuncName,
+                                       getArgument(), "the model's forward");
+    if (!func || failed(splitArguments(func)) || failed(retypeBody(func)))
+      return signalPassFailure();
+  }
+
+  /// Divides the leading dimension of every data argument by the world size.
+  LogicalResult splitArguments(func::FuncOp func) {
+    if (worldSize < 1)
+      return func.emitError() << getArgument()
+                              << ": world-size must be at least 1, got "
+                              << worldSize;
+    auto placement = PlacementAttr::get(&getContext(), Role::Data,
+                                        Distribution::Sharded);
+    Block &entry = func.getBody().front();
+    for (BlockArgument arg : entry.getArguments()) {
+      unsigned index = arg.getArgNumber();
+      if (!getParamName(func, index).empty())
+        continue;
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || type.getRank() == 0 || !type.hasStaticShape())
+        return func.emitError()
+               << getArgument() << ": data argument #" << index
+               << " must be a statically shaped tensor with a batch "
+                  "dimension, got "
+               << arg.getType();
+      int64_t rows = type.getShape()[0];
+      if (rows % worldSize != 0)
+        return func.emitError()
+               << getArgument() << ": the batch of data argument #" << index
+               << " has " << rows << " rows, which do not divide by "
+               << "world-size " << worldSize;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = rows / worldSize;
+      arg.setType(type.clone(shape));
+      func.setArgAttr(index, kPlacementAttrName, placement);
+    }
+    return success();
+  }
+
+  /// Re-derives every result type from the new argument types; losses keep
+  /// dividing by the global batch.
+  LogicalResult retypeBody(func::FuncOp func) {
+    Block &entry = func.getBody().front();
+    Builder builder(&getContext());
+    for (Operation &op : entry.without_terminator()) {
+      if (auto loss = dyn_cast<nn::SoftmaxCrossEntropyOp>(op))
+        if (!loss.getDivisor())
+          loss.setDivisorAttr(builder.getI64IntegerAttr(
+              loss.getLogits().getType().getShape()[0] * worldSize));
+      if (op.getNumResults() != 1)
+        return op.emitOpError() << "cannot be split by " << getArgument()
+                                << ": expected an op with one result";
+      FailureOr<Type> type = rederiveResultType(&op);
+      if (failed(type))
+        return op.emitOpError() << "cannot be split by " << getArgument()
+                                << ": no rule for its result shape";
+      op.getResult(0).setType(*type);
+    }
+    func.setType(FunctionType::get(
+        &getContext(), entry.getArgumentTypes(),
+        entry.getTerminator()->getOperandTypes()));
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,87 @@
+//===- context.cpp - Context lifetime and program declaration -------------===//
+
+#include "core/context.h"
+#include "core/check.h"
+
+#include <cstdlib>
+
+namespace zrt {
+
+const char *categoryName(int category) {
+  static const char *const names[ZRT_MEM_NUM_CATEGORIES] = {
+      "param", "grad", "optimizer", "activation", "comm", "data"};
+  if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
+    return "invalid";
+  return names[category];
+}
+
+const char *collectiveName(int kind) {
+  static const char *const names[NumCollectiveKinds] = {
+      "all_gather", "reduce_scatter", "all_reduce"};
+  if (kind < 0 || kind >= NumCollectiveKinds)
+    return "invalid";
+  return names[kind];
+}
+
+zrt_context *createContext(MPI_Comm comm) {
+  auto *ctx = new zrt_context();
+  ZRT_MPI_CHECK(MPI_Comm_dup(comm, &ctx->comm));
+  ZRT_MPI_CHECK(MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN));
+  ZRT_MPI_CHECK(MPI_Comm_rank(ctx->comm, &ctx->rank));
+  ZRT_MPI_CHECK(MPI_Comm_size(ctx->comm, &ctx->worldSize));
+  return ctx;
+}
+
+zrt_context *createLocalContext(int rank, int worldSize) {
+  auto *ctx = new zrt_context();
+  ctx->rank = rank;
+  ctx->worldSize = worldSize;
+  return ctx;
+}
+
+void destroyContext(zrt_context *ctx) {
+  if (!ctx)
+    return;
+  for (auto &entry : ctx->allocations)
+    std::free(entry.first);
+  if (ctx->comm != MPI_COMM_NULL)
+    ZRT_MPI_CHECK(MPI_Comm_free(&ctx->comm));
+  delete ctx;
+}
+
+int64_t shardNumel(int64_t numel, int64_t worldSize) {
+  return (numel + worldSize - 1) / worldSize;
+}
+
+} // namespace zrt
+
+using namespace zrt;
+
+// Declarations are only recorded here; the driver validates them all at once
+// after zero_program_describe returns, so that every rank reaches the same
+// verdict and can leave cleanly without MPI_Abort.
+extern "C" void zrt_declare_program(zrt_context *ctx, int64_t abiVersion,
+                                    int64_t worldSize, int64_t stage,
+                                    int64_t globalBatch, int64_t numFeatures,
+                                    int64_t numClasses) {
+  if (ctx->program.declared)
+    fatal("zrt_declare_program called twice");
+  ctx->program = {true,        abiVersion,  worldSize, stage,
+                  globalBatch, numFeatures, numClasses};
+}
+
+extern "C" void zrt_declare_arg(zrt_context *ctx, int64_t index,
+                                const char *name, int32_t role, int64_t numel,
+                                int32_t sharded, int32_t init,
+                                float initScale) {
+  // A corrupt index would make the vector below absurdly large.
+  if (index < 0 || index > 1000000)
+    fatal("zrt_declare_arg: argument index %lld is out of range",
+          (long long)index);
+  if (ctx->args.size() <= (size_t)index)
+    ctx->args.resize(index + 1);
+  ArgDesc &arg = ctx->args[index];
+  if (arg.declared)
+    fatal("zrt_declare_arg: argument %lld declared twice", (long long)index);
+  arg = {true, name ? name : "", role, numel, sharded != 0, init, initScale};
+}

@@ -1,0 +1,103 @@
+//===- context.h - The runtime context behind zrt_context -------*- C++ -*-===//
+//
+// One context per process: the data-parallel communicator, the program the
+// generated code declared, the memory ledger and the collective counters.
+// Internal to libzrt and its tests; generated code only sees the opaque
+// pointer from zrt.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZRT_CORE_CONTEXT_H
+#define ZRT_CORE_CONTEXT_H
+
+#include "zero/zrt.h"
+
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace zrt {
+
+/// What zrt_declare_program recorded.
+struct ProgramDesc {
+  bool declared = false;
+  int64_t abiVersion = 0;
+  int64_t worldSize = 0;
+  int64_t stage = 0;
+  int64_t globalBatch = 0;
+  int64_t numFeatures = 0;
+  int64_t numClasses = 0;
+};
+
+/// What zrt_declare_arg recorded for one step argument.
+struct ArgDesc {
+  bool declared = false;
+  std::string name;
+  int32_t role = 0;
+  int64_t numel = 0;
+  bool sharded = false;
+  int32_t init = 0;
+  float initScale = 0.0f;
+};
+
+/// Current and peak bytes per zrt_mem_category, plus the peak of their sum.
+struct MemoryLedger {
+  std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> current{};
+  std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> peak{};
+  int64_t currentTotal = 0;
+  int64_t peakTotal = 0;
+};
+
+enum CollectiveKind { AllGather, ReduceScatter, AllReduce, NumCollectiveKinds };
+
+/// Calls and bytes moved per rank, per collective kind (see collectives.cpp
+/// for how bytes are counted).
+struct CollectiveCounters {
+  std::array<int64_t, NumCollectiveKinds> calls{};
+  std::array<int64_t, NumCollectiveKinds> bytes{};
+};
+
+const char *categoryName(int category);
+const char *collectiveName(int kind);
+
+} // namespace zrt
+
+struct zrt_context {
+  /// MPI_COMM_NULL for a single-process context made without MPI.
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int worldSize = 1;
+  zrt::ProgramDesc program;
+  std::vector<zrt::ArgDesc> args;
+  zrt::MemoryLedger ledger;
+  struct Allocation {
+    int64_t bytes;
+    int32_t category;
+  };
+  std::unordered_map<void *, Allocation> allocations;
+  zrt::CollectiveCounters collectives;
+};
+
+namespace zrt {
+
+/// A context over a duplicate of `comm` (MPI must be initialised). Sets
+/// MPI_ERRORS_RETURN so that every failure reaches ZRT_MPI_CHECK.
+zrt_context *createContext(MPI_Comm comm);
+
+/// A context that needs no MPI: it pretends to be `rank` of `worldSize` for
+/// kernels that only look at the rank (zrt_shard_slice). Collectives on it
+/// work only when worldSize is 1.
+zrt_context *createLocalContext(int rank = 0, int worldSize = 1);
+
+/// Frees every buffer still allocated and the communicator.
+void destroyContext(zrt_context *ctx);
+
+/// ceil(numel / worldSize): the element count of one shard.
+int64_t shardNumel(int64_t numel, int64_t worldSize);
+
+} // namespace zrt
+
+#endif // ZRT_CORE_CONTEXT_H

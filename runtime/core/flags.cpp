@@ -1,0 +1,117 @@
+//===- flags.cpp - Command-line flags of a compiled program ---------------===//
+
+#include "core/flags.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace zrt {
+
+std::string usage(const char *program) {
+  return std::string("usage: ") + program +
+         " [flags]\n"
+         "Trains the model zero-opt compiled into this program on synthetic\n"
+         "data. Start it with mpirun -np <world size it was compiled for>.\n"
+         "\n"
+         "flags:\n"
+         "  --steps=N        training steps to run (default 20)\n"
+         "  --lr=F           AdamW learning rate (default 0.001)\n"
+         "  --seed=N         seed for parameter init and data (default 1234)\n"
+         "  --quiet-memory   do not print the memory and traffic ledger\n"
+         "  --help           print this text and exit\n";
+}
+
+static bool parseInt(const std::string &text, int64_t min, int64_t &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (errno || *end || value < min)
+    return false;
+  out = value;
+  return true;
+}
+
+static bool parseSeed(const std::string &text, uint64_t &out) {
+  if (text.empty() || text[0] == '-')
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (errno || *end)
+    return false;
+  out = value;
+  return true;
+}
+
+static bool parseLr(const std::string &text, float &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  float value = std::strtof(text.c_str(), &end);
+  if (errno || *end || !std::isfinite(value) || value < 0)
+    return false;
+  out = value;
+  return true;
+}
+
+/// Applies one flag that takes a value; false with `error` set otherwise.
+static bool applyValue(const std::string &flag, const std::string &value,
+                       Options &options, std::string &error) {
+  bool ok;
+  const char *expected;
+  if (flag == "--steps") {
+    ok = parseInt(value, 0, options.steps);
+    expected = "a non-negative integer";
+  } else if (flag == "--lr") {
+    ok = parseLr(value, options.lr);
+    expected = "a non-negative number";
+  } else {
+    ok = parseSeed(value, options.seed);
+    expected = "a non-negative integer";
+  }
+  if (!ok)
+    error = flag + " expects " + expected + ", got '" + value + "'";
+  return ok;
+}
+
+bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    size_t eq = arg.find('=');
+    std::string flag = arg.substr(0, eq);
+    bool hasValue = eq != std::string::npos;
+    if (flag == "--help" || flag == "-h" || flag == "--quiet-memory") {
+      if (hasValue) {
+        error = flag + " takes no value";
+        return false;
+      }
+      (flag == "--quiet-memory" ? options.quietMemory : options.help) = true;
+      continue;
+    }
+    if (flag != "--steps" && flag != "--lr" && flag != "--seed") {
+      error = (arg[0] == '-' ? "unknown flag '" + flag
+                             : "unexpected argument '" + arg) +
+              "' (see --help)";
+      return false;
+    }
+    std::string value;
+    if (hasValue) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      error = flag + " needs a value";
+      return false;
+    }
+    if (!applyValue(flag, value, options, error))
+      return false;
+  }
+  return true;
+}
+
+} // namespace zrt

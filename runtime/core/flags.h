@@ -1,0 +1,28 @@
+//===- flags.h - Command-line flags of a compiled program -------*- C++ -*-===//
+#ifndef ZRT_CORE_FLAGS_H
+#define ZRT_CORE_FLAGS_H
+
+#include <cstdint>
+#include <string>
+
+namespace zrt {
+
+struct Options {
+  int64_t steps = 20;
+  float lr = 1e-3f;
+  uint64_t seed = 1234;
+  bool quietMemory = false;
+  bool help = false;
+};
+
+/// Parses argv (both `--flag=value` and `--flag value`). Returns false and
+/// sets `error` to a one-line message naming the flag on bad input. Pure, so
+/// every rank reaches the same verdict without talking to the others.
+bool parseFlags(int argc, char **argv, Options &options, std::string &error);
+
+/// The --help text.
+std::string usage(const char *program);
+
+} // namespace zrt
+
+#endif // ZRT_CORE_FLAGS_H

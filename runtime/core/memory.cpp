@@ -1,0 +1,61 @@
+//===- memory.cpp - zrt_alloc / zrt_free and the memory ledger ------------===//
+//
+// The ledger charges the bytes the program asked for (not the rounded-up
+// allocation), because that is what the compiler's memory plan predicts and
+// what the exit report compares against.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/check.h"
+#include "core/context.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+using namespace zrt;
+
+static constexpr int64_t kAlignment = 64;
+
+static void charge(MemoryLedger &ledger, int32_t category, int64_t bytes) {
+  ledger.current[category] += bytes;
+  ledger.currentTotal += bytes;
+  ledger.peak[category] =
+      std::max(ledger.peak[category], ledger.current[category]);
+  ledger.peakTotal = std::max(ledger.peakTotal, ledger.currentTotal);
+}
+
+extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
+  if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
+    fatal("zrt_alloc: invalid memory category %d", category);
+  if (bytes < 0)
+    fatal("zrt_alloc: negative size %lld bytes (category %s)", (long long)bytes,
+          categoryName(category));
+  // aligned_alloc needs a multiple of the alignment; a zero-byte request
+  // still gets a unique pointer so that zrt_free can find it.
+  int64_t rounded = std::max<int64_t>(kAlignment, (bytes + kAlignment - 1) /
+                                                      kAlignment * kAlignment);
+  void *ptr =
+      rounded < bytes ? nullptr : std::aligned_alloc(kAlignment, rounded);
+  if (!ptr)
+    fatal("zrt_alloc: out of memory allocating %lld bytes (category %s; "
+          "%lld bytes already allocated)",
+          (long long)bytes, categoryName(category),
+          (long long)ctx->ledger.currentTotal);
+  std::memset(ptr, 0, rounded);
+  ctx->allocations[ptr] = {bytes, category};
+  charge(ctx->ledger, category, bytes);
+  return ptr;
+}
+
+extern "C" void zrt_free(zrt_context *ctx, void *ptr) {
+  if (!ptr)
+    return;
+  auto it = ctx->allocations.find(ptr);
+  if (it == ctx->allocations.end())
+    fatal("zrt_free: %p was not returned by zrt_alloc (or was freed twice)",
+          ptr);
+  charge(ctx->ledger, it->second.category, -it->second.bytes);
+  ctx->allocations.erase(it);
+  std::free(ptr);
+}

@@ -1,0 +1,33 @@
+//===- gelu.cpp - GELU (tanh approximation) forward and backward ----------===//
+//
+// The tanh form is GPT-2's, so losses match a PyTorch reference that uses
+// nn.GELU(approximate="tanh").
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/zrt.h"
+
+#include <cmath>
+
+static constexpr float kSqrt2OverPi = 0.7978845608028654f;
+static constexpr float kCubic = 0.044715f;
+
+extern "C" void zrt_gelu(zrt_context *, const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    float u = kSqrt2OverPi * (v + kCubic * v * v * v);
+    y[i] = 0.5f * v * (1.0f + std::tanh(u));
+  }
+}
+
+extern "C" void zrt_gelu_grad(zrt_context *, const float *x, const float *dy,
+                              float *dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    float u = kSqrt2OverPi * (v + kCubic * v * v * v);
+    float t = std::tanh(u);
+    float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * v * v);
+    float local = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+    dx[i] = dy[i] * local;
+  }
+}

@@ -1,0 +1,60 @@
+"""Checks the `step <k> loss <value>` lines that a zrt program prints.
+
+  losses.py falls OUT            the loss falls: the mean of the last five
+                                 steps is below 0.7 x the mean of the first
+                                 five (single steps are noisy: every step
+                                 sees a fresh batch)
+  losses.py same OUT OUT...      every file has the same steps and losses
+                                 within a relative 1e-5 of the first file
+                                 (runs differ only in float summation order)
+"""
+import re
+import sys
+
+STEP = re.compile(r"^step (\d+) loss (\S+)$")
+
+
+def read_losses(path):
+    losses = []
+    with open(path) as f:
+        for line in f:
+            match = STEP.match(line.strip())
+            if match:
+                if int(match.group(1)) != len(losses) + 1:
+                    sys.exit(f"{path}: step {match.group(1)} out of order")
+                losses.append(float(match.group(2)))
+    if not losses:
+        sys.exit(f"{path}: no step lines")
+    return losses
+
+
+def falls(path):
+    losses = read_losses(path)
+    if len(losses) < 10:
+        sys.exit(f"{path}: need at least 10 steps, got {len(losses)}")
+    first = sum(losses[:5]) / 5
+    last = sum(losses[-5:]) / 5
+    print(f"loss falls: first five {first:.4f}, last five {last:.4f}")
+    if not last < 0.7 * first:
+        sys.exit("error: loss did not fall enough")
+
+
+def same(paths):
+    reference = read_losses(paths[0])
+    for path in paths[1:]:
+        losses = read_losses(path)
+        if len(losses) != len(reference):
+            sys.exit(f"{path}: {len(losses)} steps, {paths[0]} has {len(reference)}")
+        worst = max(abs(a - b) / max(abs(b), 1e-6) for a, b in zip(losses, reference))
+        print(f"losses agree: {len(losses)} steps, max relative difference {worst:.2g}")
+        if worst > 1e-5:
+            sys.exit(f"error: {path} differs from {paths[0]} by {worst:.3g}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "falls":
+        falls(sys.argv[2])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "same":
+        same(sys.argv[2:])
+    else:
+        sys.exit(__doc__)

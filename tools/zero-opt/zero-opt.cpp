@@ -1,0 +1,247 @@
+//===- zero-opt.cpp - the zero-opt compiler driver ------------------------===//
+//
+// An mlir-opt-style tool: every standard MLIR flag works, every pass is
+// registered, and `--stage=N` picks the pipeline of one ZeRO stage. Beyond
+// mlir-opt it builds models from presets (`--model=mlp`) and carries the
+// result on to LLVM IR, an object file or a linked executable (`--emit`).
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/nn/NNDialect.h"
+#include "dialects/zero/ZeroDialect.h"
+#include "lib/Codegen/Codegen.h"
+#include "lib/Frontend/MLPModel.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+enum class EmitKind { Auto, MLIR, LLVM, Object, Executable };
+
+cl::OptionCategory zeroCategory("zero-opt options");
+
+cl::opt<std::string> modelName(
+    "model", cl::desc("Build a built-in model instead of reading an input "
+                      "file (mlp)"),
+    cl::value_desc("name"), cl::cat(zeroCategory));
+cl::opt<int> stage("stage",
+                   cl::desc("Run the whole pipeline of ZeRO stage N (0-3), "
+                            "from @forward to the LLVM dialect"),
+                   cl::value_desc("N"), cl::init(-1), cl::cat(zeroCategory));
+cl::opt<int64_t> worldSize(
+    "world-size",
+    cl::desc("Number of data-parallel ranks (mpirun -np); required for "
+             "stages 1-3, 1 by default at stage 0"),
+    cl::value_desc("N"), cl::init(0), cl::cat(zeroCategory));
+cl::opt<EmitKind> emitKind(
+    "emit", cl::desc("What to write (default: exe when --stage and -o FILE "
+                     "are given, else mlir; also inferred from -o's suffix)"),
+    cl::values(clEnumValN(EmitKind::MLIR, "mlir", "MLIR after the passes"),
+               clEnumValN(EmitKind::LLVM, "llvm", "LLVM IR"),
+               clEnumValN(EmitKind::Object, "obj", "an object file"),
+               clEnumValN(EmitKind::Executable, "exe",
+                          "an executable linked with libzrt")),
+    cl::init(EmitKind::Auto), cl::cat(zeroCategory));
+cl::opt<std::string> runtimeDir(
+    "runtime-dir",
+    cl::desc("Directory of libzrt.so and libzrt_main.a for linking"),
+    cl::value_desc("dir"), cl::cat(zeroCategory));
+
+cl::opt<int64_t> mlpHiddenLayers("mlp-hidden-layers",
+                                 cl::desc("MLP: number of hidden layers"),
+                                 cl::init(2), cl::cat(zeroCategory));
+cl::opt<int64_t> mlpWidth("mlp-width", cl::desc("MLP: units per hidden layer"),
+                          cl::init(50), cl::cat(zeroCategory));
+cl::opt<int64_t> mlpFeatures("mlp-features",
+                             cl::desc("MLP: input features per example"),
+                             cl::init(20), cl::cat(zeroCategory));
+cl::opt<int64_t> mlpClasses("mlp-classes", cl::desc("MLP: number of classes"),
+                            cl::init(10), cl::cat(zeroCategory));
+cl::opt<std::string> mlpActivation("mlp-activation",
+                                   cl::desc("MLP: relu or gelu"),
+                                   cl::init("relu"), cl::cat(zeroCategory));
+cl::opt<int64_t> batch("batch",
+                       cl::desc("Global batch: examples per step over all "
+                                "ranks"),
+                       cl::init(24), cl::cat(zeroCategory));
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "zero-opt: error: " << message << "\n";
+  return 1;
+}
+
+/// The emit kind, from --emit or else from the output name.
+EmitKind resolveEmitKind(StringRef outputFilename) {
+  if (emitKind != EmitKind::Auto)
+    return emitKind;
+  StringRef ext = llvm::sys::path::extension(outputFilename);
+  if (ext == ".ll")
+    return EmitKind::LLVM;
+  if (ext == ".o")
+    return EmitKind::Object;
+  if (ext == ".mlir" || outputFilename == "-" || stage < 0)
+    return EmitKind::MLIR;
+  return EmitKind::Executable;
+}
+
+/// The input: a preset model printed as MLIR, or the input file.
+std::unique_ptr<llvm::MemoryBuffer> loadInput(StringRef inputFilename,
+                                              DialectRegistry &registry) {
+  if (modelName.empty()) {
+    std::string error;
+    auto file = openInputFile(inputFilename, &error);
+    if (!file)
+      fail(error);
+    return file;
+  }
+  if (inputFilename != "-") {
+    fail("give either --model or an input file, not both");
+    return nullptr;
+  }
+  if (modelName != "mlp") {
+    fail("--model=" + modelName + " is not a known model; known: mlp");
+    return nullptr;
+  }
+  MLIRContext ctx(registry);
+  zero::MLPOptions options{mlpHiddenLayers, mlpWidth, mlpFeatures,
+                     mlpClasses,      batch,    mlpActivation};
+  OwningOpRef<ModuleOp> module = zero::buildMLP(&ctx, options);
+  if (!module)
+    return nullptr;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, OpPrintingFlags().enableDebugInfo(false));
+  return llvm::MemoryBuffer::getMemBufferCopy(text, "<model:" + modelName + ">");
+}
+
+/// Runs the configured passes on the input, then translates, compiles or
+/// links it: the part of the work MlirOptMain does not do.
+LogicalResult compileBeyondMLIR(std::unique_ptr<llvm::MemoryBuffer> input,
+                                DialectRegistry &registry,
+                                const MlirOptMainConfig &config,
+                                EmitKind kind, StringRef outputFilename) {
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  if (!module)
+    return failure();
+
+  PassManager pm(&ctx);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
+  if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
+    return failure();
+
+  Location loc = module->getLoc();
+  if (kind == EmitKind::LLVM) {
+    std::string error;
+    auto out = openOutputFile(outputFilename, &error);
+    if (!out)
+      return emitError(loc) << error;
+    if (failed(zero::emitLLVMIR(*module, out->os())))
+      return failure();
+    out->keep();
+    return success();
+  }
+  if (kind == EmitKind::Object)
+    return zero::emitObjectFile(*module, outputFilename);
+
+  SmallString<128> objectPath;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "zero-program", "o", objectPath))
+    return emitError(loc) << "cannot create a temporary object file: "
+                          << ec.message();
+  llvm::FileRemover removeObject(objectPath);
+  if (failed(zero::emitObjectFile(*module, objectPath)))
+    return failure();
+  return zero::linkExecutable(loc, objectPath, outputFilename, runtimeDir);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  DialectRegistry registry;
+  registry.insert<zero::nn::NNDialect, zero::sharding::ZeroDialect,
+                  func::FuncDialect, arith::ArithDialect, LLVM::LLVMDialect>();
+  zero::registerCodegenTranslations(registry);
+  zero::registerAllZeroPasses();
+
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "zero-opt: compiles models into ZeRO-sharded training "
+                  "programs",
+      registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+
+  if (stage >= 0) {
+    if (stage > 3)
+      return fail("--stage=" + llvm::Twine(stage.getValue()) +
+                  " is not a ZeRO stage; use 0, 1, 2 or 3");
+    if (stage >= 1 && worldSize == 0)
+      return fail("--stage=" + llvm::Twine(stage.getValue()) +
+                  " requires --world-size=N, the number of ranks the "
+                  "program will run on (mpirun -np N)");
+    if (worldSize == 0)
+      worldSize = 1;
+    if (worldSize < 1)
+      return fail("--world-size must be at least 1, got " +
+                  llvm::Twine(worldSize.getValue()));
+    zero::StageOptions options{stage, worldSize};
+    config.setPassPipelineSetupFn([options](PassManager &pm) {
+      zero::buildStagePipeline(pm, options);
+      return success();
+    });
+  } else if (stage != -1) {
+    return fail("--stage=" + llvm::Twine(stage.getValue()) +
+                " is not a ZeRO stage; use 0, 1, 2 or 3");
+  }
+
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      loadInput(inputFilename, registry);
+  if (!input)
+    return 1;
+
+  EmitKind kind = resolveEmitKind(outputFilename);
+  if (kind == EmitKind::MLIR) {
+    std::string error;
+    auto output = openOutputFile(outputFilename, &error);
+    if (!output)
+      return fail(error);
+    if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+      return 1;
+    output->keep();
+    return 0;
+  }
+  if (config.shouldVerifyDiagnostics() ||
+      !config.inputSplitMarker().empty())
+    return fail("--verify-diagnostics and --split-input-file work with "
+                "--emit=mlir only");
+  if (kind != EmitKind::LLVM && outputFilename == "-")
+    return fail("--emit=obj and --emit=exe need an output file (-o NAME)");
+  return failed(compileBeyondMLIR(std::move(input), registry, config, kind,
+                                  outputFilename))
+             ? 1
+             : 0;
+}
