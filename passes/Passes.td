@@ -40,6 +40,8 @@ def Autodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
     gradients of a value with several uses are summed with `nn.add`. An op on
     the path to the loss without a gradient rule is an error.
   }];
+  let dependentDialects = ["::zero::nn::NNDialect",
+                           "::mlir::arith::ArithDialect"];
   let statistics = [
     Statistic<"numBackwardOps", "backward-ops", "Number of ops emitted for the backward pass">,
   ];
@@ -64,6 +66,7 @@ def AdamW : Pass<"zero-adamw", "::mlir::ModuleOp"> {
     Option<"weightDecay", "weight-decay", "float", "0.01f",
            "Decoupled weight decay">,
   ];
+  let dependentDialects = ["::zero::nn::NNDialect"];
 }
 
 def Placement : Pass<"zero-placement", "::mlir::ModuleOp"> {
@@ -81,6 +84,7 @@ def Placement : Pass<"zero-placement", "::mlir::ModuleOp"> {
     Option<"worldSize", "world-size", "int64_t", "1",
            "Number of data-parallel ranks">,
   ];
+  let dependentDialects = ["::zero::sharding::ZeroDialect"];
 }
 
 def InsertCollectives : Pass<"zero-insert-collectives", "::mlir::ModuleOp"> {
@@ -98,7 +102,8 @@ def InsertCollectives : Pass<"zero-insert-collectives", "::mlir::ModuleOp"> {
       reduce-scattered and AdamW updates the shards in place.
     The loss is all-reduced so that every rank holds the global mean.
   }];
-  let dependentDialects = ["::zero::sharding::ZeroDialect"];
+  let dependentDialects = ["::zero::sharding::ZeroDialect",
+                           "::zero::nn::NNDialect"];
   let statistics = [
     Statistic<"numAllGathers", "all-gathers", "Number of zero.all_gather inserted">,
     Statistic<"numReduceScatters", "reduce-scatters", "Number of zero.reduce_scatter inserted">,

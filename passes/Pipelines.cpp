@@ -18,6 +18,9 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   pm.addPass(createPlacement({options.stage, options.worldSize}));
   pm.addPass(createInsertCollectives());
   pm.addPass(createLowerToRuntime());
+  // Hoists and merges the constants of the runtime calls, so that the
+  // lowered program reads as a list of calls.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

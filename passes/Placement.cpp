@@ -53,12 +53,12 @@ struct PlacementPass : zero::impl::PlacementBase<PlacementPass> {
       return signalPassFailure();
     if (stage < 0 || stage > 3) {
       func.emitError() << getArgument() << ": stage must be 0, 1, 2 or 3, got "
-                       << stage;
+                       << stage.getValue();
       return signalPassFailure();
     }
     if (worldSize < 1) {
       func.emitError() << getArgument()
-                       << ": world-size must be at least 1, got " << worldSize;
+                       << ": world-size must be at least 1, got " << worldSize.getValue();
       return signalPassFailure();
     }
     MLIRContext *ctx = &getContext();

@@ -53,7 +53,7 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
     if (worldSize < 1)
       return func.emitError() << getArgument()
                               << ": world-size must be at least 1, got "
-                              << worldSize;
+                              << worldSize.getValue();
     auto placement = PlacementAttr::get(&getContext(), Role::Data,
                                         Distribution::Sharded);
     Block &entry = func.getBody().front();
@@ -73,7 +73,7 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
         return func.emitError()
                << getArgument() << ": the batch of data argument #" << index
                << " has " << rows << " rows, which do not divide by "
-               << "world-size " << worldSize;
+               << "world-size " << worldSize.getValue();
       SmallVector<int64_t> shape(type.getShape());
       shape[0] = rows / worldSize;
       arg.setType(type.clone(shape));

@@ -96,7 +96,10 @@ EmitKind resolveEmitKind(StringRef outputFilename) {
     return EmitKind::LLVM;
   if (ext == ".o")
     return EmitKind::Object;
-  if (ext == ".mlir" || outputFilename == "-" || stage < 0)
+  // A device such as /dev/null is never linked over.
+  bool isDevice = llvm::sys::fs::exists(outputFilename) &&
+                  !llvm::sys::fs::is_regular_file(outputFilename);
+  if (ext == ".mlir" || outputFilename == "-" || isDevice || stage < 0)
     return EmitKind::MLIR;
   return EmitKind::Executable;
 }

@@ -1,0 +1,117 @@
+// RUN: zero-opt %s --split-input-file --verify-diagnostics
+// One case per labelled constraint of each nn op (see docs/NNDialect.md).
+
+func.func @matmul_c1(%a: tensor<8x4xf32>, %b: tensor<5x3xf32>) -> tensor<8x3xf32> {
+  // expected-error @+1 {{'nn.matmul' op (C1) contraction dimensions differ: op(lhs) is 8x4 but op(rhs) is 5x3}}
+  %c = nn.matmul %a, %b : tensor<8x4xf32>, tensor<5x3xf32> -> tensor<8x3xf32>
+  return %c : tensor<8x3xf32>
+}
+
+// -----
+
+func.func @matmul_c1_transposed(%a: tensor<8x4xf32>, %b: tensor<4x3xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{(C1) contraction dimensions differ: op(lhs) is 8x4 but op(rhs) is 3x4}}
+  %c = nn.matmul %a, %b transpose_rhs : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x4xf32>
+  return %c : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @matmul_c2(%a: tensor<8x4xf32>, %b: tensor<4x3xf32>) -> tensor<8x5xf32> {
+  // expected-error @+1 {{'nn.matmul' op (C2) result must be 8x3, got 'tensor<8x5xf32>'}}
+  %c = nn.matmul %a, %b : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x5xf32>
+  return %c : tensor<8x5xf32>
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<8xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float values}}
+  %c = nn.matmul %a, %b : tensor<8xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+  return
+}
+
+// -----
+
+func.func @bias_add_c1(%x: tensor<8x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.bias_add' op (C1) bias has 4 elements but the input has 3 columns}}
+  %y = nn.bias_add %x, %b : tensor<8x3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sum_rows_c1(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{'nn.sum_rows' op (C1) result has 8 elements but the input has 3 columns}}
+  %y = nn.sum_rows %x : tensor<8x3xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// expected-note @+1 {{prior use here}}
+func.func @add_types(%a: tensor<8x3xf32>, %b: tensor<8x4xf32>) {
+  // expected-error @+1 {{use of value '%b' expects different type than prior uses}}
+  %y = nn.add %a, %b : tensor<8x3xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_cross_entropy_c1(%logits: tensor<8x10xf32>, %labels: tensor<4xi32>) {
+  // expected-error @+1 {{'nn.softmax_cross_entropy' op (C1) expected one label per row of logits (8), got 4}}
+  %l = nn.softmax_cross_entropy %logits, %labels : tensor<8x10xf32>, tensor<4xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @softmax_cross_entropy_c2(%logits: tensor<8x10xf32>, %labels: tensor<8xi32>) {
+  // expected-error @+1 {{'nn.softmax_cross_entropy' op (C2) divisor must be positive, got 0}}
+  %l = nn.softmax_cross_entropy %logits, %labels {divisor = 0 : i64} : tensor<8x10xf32>, tensor<8xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @softmax_cross_entropy_labels(%logits: tensor<8x10xf32>, %labels: tensor<8xf32>) {
+  // expected-error @+1 {{operand #1 must be 1D tensor of 32-bit signless integer values}}
+  %l = nn.softmax_cross_entropy %logits, %labels : tensor<8x10xf32>, tensor<8xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @softmax_cross_entropy_grad_c1(%logits: tensor<8x10xf32>, %labels: tensor<7xi32>, %d: tensor<f32>) {
+  // expected-error @+1 {{'nn.softmax_cross_entropy_grad' op (C1) expected one label per row of logits (8), got 7}}
+  %g = nn.softmax_cross_entropy_grad %logits, %labels, %d {divisor = 8 : i64} : tensor<8x10xf32>, tensor<7xi32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @adamw_c1(%p: tensor<9xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'nn.adamw' op (C1) beta1 and beta2 must lie in [0, 1), got 1.000000e+00 and 9.990000e-01}}
+  %a, %b, %c = nn.adamw %p, %p, %p, %p, lr = %lr, step = %lr
+      {beta1 = 1.0 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.0 : f32}
+      : tensor<9xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @adamw_c1_eps(%p: tensor<9xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'nn.adamw' op (C1) eps and weight_decay must not be negative}}
+  %a, %b, %c = nn.adamw %p, %p, %p, %p, lr = %lr, step = %lr
+      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = -1.0 : f32, weight_decay = 0.0 : f32}
+      : tensor<9xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @unknown_op(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{custom op 'nn.frobnicate' is unknown}}
+  %y = nn.frobnicate %x : tensor<8x3xf32>
+  return
+}

@@ -1,0 +1,52 @@
+// RUN: zero-opt %s | FileCheck %s
+// Round trip: what the parser reads, the printer writes back unchanged, and
+// printing twice gives the same text.
+// RUN: zero-opt %s | zero-opt | FileCheck %s
+
+// CHECK-LABEL: func @forward_ops
+func.func @forward_ops(%x: tensor<8x4xf32>, %w: tensor<4x3xf32>, %wt: tensor<3x4xf32>,
+                       %b: tensor<3xf32>, %labels: tensor<8xi32>) -> tensor<f32> {
+  // CHECK: nn.matmul %{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+  %h = nn.matmul %x, %w : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
+  // CHECK: nn.matmul %{{.*}}, %{{.*}} transpose_rhs : tensor<8x4xf32>, tensor<3x4xf32> -> tensor<8x3xf32>
+  %h2 = nn.matmul %x, %wt transpose_rhs : tensor<8x4xf32>, tensor<3x4xf32> -> tensor<8x3xf32>
+  // CHECK: nn.add %{{.*}}, %{{.*}} : tensor<8x3xf32>
+  %s = nn.add %h, %h2 : tensor<8x3xf32>
+  // CHECK: nn.bias_add %{{.*}}, %{{.*}} : tensor<8x3xf32>, tensor<3xf32>
+  %y = nn.bias_add %s, %b : tensor<8x3xf32>, tensor<3xf32>
+  // CHECK: nn.relu %{{.*}} : tensor<8x3xf32>
+  %r = nn.relu %y : tensor<8x3xf32>
+  // CHECK: nn.gelu %{{.*}} : tensor<8x3xf32>
+  %g = nn.gelu %r : tensor<8x3xf32>
+  // CHECK: nn.softmax_cross_entropy %{{.*}}, %{{.*}} {divisor = 32 : i64} : tensor<8x3xf32>, tensor<8xi32> -> tensor<f32>
+  %loss = nn.softmax_cross_entropy %g, %labels {divisor = 32 : i64} : tensor<8x3xf32>, tensor<8xi32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// CHECK-LABEL: func @backward_ops
+func.func @backward_ops(%x: tensor<8x3xf32>, %dy: tensor<8x3xf32>, %labels: tensor<8xi32>,
+                        %dloss: tensor<f32>) -> (tensor<3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<4x3xf32>) {
+  // CHECK: nn.sum_rows %{{.*}} : tensor<8x3xf32> -> tensor<3xf32>
+  %db = nn.sum_rows %dy : tensor<8x3xf32> -> tensor<3xf32>
+  // CHECK: nn.relu_grad %{{.*}}, %{{.*}} : tensor<8x3xf32>
+  %dr = nn.relu_grad %x, %dy : tensor<8x3xf32>
+  // CHECK: nn.gelu_grad %{{.*}}, %{{.*}} : tensor<8x3xf32>
+  %dg = nn.gelu_grad %x, %dy : tensor<8x3xf32>
+  // CHECK: nn.softmax_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} {divisor = 8 : i64} : tensor<8x3xf32>, tensor<8xi32>, tensor<f32>
+  %dl = nn.softmax_cross_entropy_grad %x, %labels, %dloss {divisor = 8 : i64} : tensor<8x3xf32>, tensor<8xi32>, tensor<f32>
+  // CHECK: nn.matmul %{{.*}}, %{{.*}} transpose_lhs transpose_rhs : tensor<8x4xf32>, tensor<3x8xf32> -> tensor<4x3xf32>
+  %a = arith.constant dense<1.0> : tensor<8x4xf32>
+  %bm = arith.constant dense<2.0> : tensor<3x8xf32>
+  %dw = nn.matmul %a, %bm transpose_lhs transpose_rhs : tensor<8x4xf32>, tensor<3x8xf32> -> tensor<4x3xf32>
+  return %db, %dr, %dg, %dl, %dw : tensor<3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<4x3xf32>
+}
+
+// CHECK-LABEL: func @optimizer
+func.func @optimizer(%p: tensor<96xf32>, %g: tensor<96xf32>, %m: tensor<96xf32>, %v: tensor<96xf32>,
+                     %lr: tensor<f32>, %step: tensor<f32>) -> (tensor<96xf32>, tensor<96xf32>, tensor<96xf32>) {
+  // CHECK: nn.adamw %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, lr = %{{.*}}, step = %{{.*}} {beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, eps = 9.99999993E-9 : f32, weight_decay = 0.00999999977 : f32} : tensor<96xf32>, tensor<f32>
+  %p2, %m2, %v2 = nn.adamw %p, %g, %m, %v, lr = %lr, step = %step
+      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.01 : f32}
+      : tensor<96xf32>, tensor<f32>
+  return %p2, %m2, %v2 : tensor<96xf32>, tensor<96xf32>, tensor<96xf32>
+}

@@ -1,0 +1,74 @@
+// RUN: zero-opt %s --split-input-file --verify-diagnostics
+// One case per labelled constraint of each zero op (see docs/ZeroDialect.md).
+
+func.func @all_gather_c1(%s: tensor<4xf32>) {
+  // expected-error @+1 {{'zero.all_gather' op (C1) world_size must be at least 1, got 0}}
+  %f = zero.all_gather %s over "dp"(0) : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @all_gather_c2(%s: tensor<96xf32>) {
+  // expected-error @+1 {{'zero.all_gather' op (C2) a shard of 380 elements over 4 ranks has 95 elements, got 'tensor<96xf32>'}}
+  %f = zero.all_gather %s over "dp"(4) : tensor<96xf32> -> tensor<19x20xf32>
+  return
+}
+
+// -----
+
+func.func @all_gather_shard_rank(%s: tensor<5x19xf32>) {
+  // expected-error @+1 {{operand #0 must be 1D tensor of 32-bit float values}}
+  %f = zero.all_gather %s over "dp"(4) : tensor<5x19xf32> -> tensor<19x20xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_c1(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'zero.reduce_scatter' op (C1) world_size must be at least 1, got -2}}
+  %s = zero.reduce_scatter %g over "dp"(-2) : tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_c2(%g: tensor<19x20xf32>) {
+  // expected-error @+1 {{'zero.reduce_scatter' op (C2) a shard of 380 elements over 3 ranks has 127 elements, got 'tensor<126xf32>'}}
+  %s = zero.reduce_scatter %g over "dp"(3) : tensor<19x20xf32> -> tensor<126xf32>
+  return
+}
+
+// -----
+
+func.func @local_shard_c2(%p: tensor<10xf32>) {
+  // expected-error @+1 {{'zero.local_shard' op (C2) a shard of 10 elements over 4 ranks has 3 elements, got 'tensor<2xf32>'}}
+  %s = zero.local_shard %p over "dp"(4) : tensor<10xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_c1(%x: tensor<f32>) {
+  // expected-error @+1 {{'zero.all_reduce' op (C1) world_size must be at least 1, got 0}}
+  %y = zero.all_reduce %x over "dp"(0) : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @release_c1(%s: tensor<3xf32>) -> tensor<5xf32> {
+  %f = zero.all_gather %s over "dp"(2) : tensor<3xf32> -> tensor<5xf32>
+  // expected-error @+1 {{'zero.release' op (C1) the released tensor is used after the release, by 'nn.relu'}}
+  zero.release %f : tensor<5xf32>
+  %r = nn.relu %f : tensor<5xf32>
+  return %r : tensor<5xf32>
+}
+
+// -----
+
+// expected-error @+2 {{expected ::zero::sharding::Role to be one of: data, param, grad, master, moment, hyper}}
+// expected-error @+1 {{failed to parse Zero_PlacementAttr parameter 'role'}}
+func.func @placement_role(%x: tensor<4xf32> {zero.placement = #zero.placement<weights, sharded>}) {
+  return
+}

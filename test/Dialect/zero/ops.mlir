@@ -1,0 +1,30 @@
+// RUN: zero-opt %s | FileCheck %s
+// RUN: zero-opt %s | zero-opt | FileCheck %s
+
+// CHECK-LABEL: func @collectives
+// CHECK-SAME: zero.placement = #zero.placement<param, sharded>
+// CHECK-SAME: zero.placement = #zero.placement<moment, replicated>
+func.func @collectives(%w_shard: tensor<95xf32> {zero.placement = #zero.placement<param, sharded>},
+                       %m: tensor<19x20xf32> {zero.placement = #zero.placement<moment, replicated>},
+                       %loss: tensor<f32>) -> (tensor<95xf32>, tensor<f32>, tensor<95xf32>) {
+  // CHECK: %[[W:.*]] = zero.all_gather %{{.*}} over "dp"(4) : tensor<95xf32> -> tensor<19x20xf32>
+  %w = zero.all_gather %w_shard over "dp"(4) : tensor<95xf32> -> tensor<19x20xf32>
+  // CHECK: zero.reduce_scatter %[[W]] over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
+  %g = zero.reduce_scatter %w over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
+  // CHECK: zero.local_shard %{{.*}} over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
+  %s = zero.local_shard %m over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
+  // CHECK-NEXT: zero.release %[[W]] : tensor<19x20xf32>
+  zero.release %w : tensor<19x20xf32>
+  // CHECK: zero.all_reduce %{{.*}} over "dp"(4) : tensor<f32>
+  %l = zero.all_reduce %loss over "dp"(4) : tensor<f32>
+  return %g, %l, %s : tensor<95xf32>, tensor<f32>, tensor<95xf32>
+}
+
+// A tensor smaller than the group: every shard still has one element, the
+// last ranks hold only padding.
+// CHECK-LABEL: func @tiny
+func.func @tiny(%b: tensor<1xf32>) -> tensor<2xf32> {
+  // CHECK: zero.all_gather %{{.*}} over "dp"(3) : tensor<1xf32> -> tensor<2xf32>
+  %full = zero.all_gather %b over "dp"(3) : tensor<1xf32> -> tensor<2xf32>
+  return %full : tensor<2xf32>
+}

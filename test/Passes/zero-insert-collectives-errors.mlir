@@ -1,0 +1,30 @@
+// RUN: zero-opt %s --split-input-file --verify-diagnostics --zero-insert-collectives
+
+// expected-error @+1 {{zero-insert-collectives: @train_step has no zero.world_size (run zero-placement first)}}
+func.func @train_step(%w: tensor<4xf32>) -> tensor<f32> {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{zero-insert-collectives: argument #0 of @train_step has no placement}}
+func.func @train_step(%w: tensor<4xf32>) -> tensor<f32> attributes {zero.world_size = 2 : i64} {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @train_step(%p: tensor<4xf32> {zero.placement = #zero.placement<param, sharded>},
+                      %m: tensor<4xf32> {zero.placement = #zero.placement<moment, sharded>},
+                      %lr: tensor<f32> {zero.placement = #zero.placement<hyper, replicated>})
+    -> (tensor<f32>, tensor<4xf32>) attributes {zero.world_size = 2 : i64} {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  %twice = nn.add %p, %p : tensor<4xf32>
+  // expected-error @+1 {{'nn.adamw' op must update arguments of @train_step in place (zero-insert-collectives)}}
+  %a, %b, %c = nn.adamw %twice, %p, %m, %m, lr = %lr, step = %lr
+      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.0 : f32}
+      : tensor<4xf32>, tensor<f32>
+  return %l, %a : tensor<f32>, tensor<4xf32>
+}

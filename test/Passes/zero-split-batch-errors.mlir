@@ -1,0 +1,31 @@
+// RUN: zero-opt %s --split-input-file --verify-diagnostics --zero-split-batch=world-size=3
+
+// expected-error @+1 {{zero-split-batch: the batch of data argument #0 has 4 rows, which do not divide by world-size 3}}
+func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>) -> tensor<f32> {
+  %loss = nn.softmax_cross_entropy %x, %labels : tensor<4x3xf32>, tensor<4xi32> -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{zero-split-batch: data argument #1 must be a statically shaped tensor with a batch dimension, got 'tensor<f32>'}}
+func.func @forward(%x: tensor<3x3xf32>, %scale: tensor<f32>) -> tensor<f32> {
+  return %scale : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{zero-split-batch: expected a func.func @forward (the model's forward)}}
+module {
+  func.func @model(%x: tensor<3x3xf32>) {
+    return
+  }
+}
+
+// -----
+
+func.func @forward(%x: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{'arith.addf' op cannot be split by zero-split-batch: no rule for its result shape}}
+  %y = arith.addf %x, %x : tensor<3x3xf32>
+  return %y : tensor<3x3xf32>
+}
