@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs, builds and runs every test: lit + FileCheck tests of the dialects
+# and passes, the runtime's kernel and collective checks, and end-to-end
+# mpirun jobs across ZeRO stages and world sizes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+BUILD_DIR=${BUILD_DIR:-build}
+set +e
+ninja -C "$BUILD_DIR" check-zero 2>&1 | tee "$BUILD_DIR/check-zero.log"
+status=${PIPESTATUS[0]}
+set -e
+# One closing line that any CI reads: lit's own summary, restated.
+count() {
+  local n
+  n=$(grep -oP "^\s*$1\s*:\s*\K[0-9]+" "$BUILD_DIR/check-zero.log" | tail -1)
+  echo "${n:-0}"
+}
+failed=$(( $(count Failed) + $(count "Unexpectedly Passed") + $(count Timed\ Out) ))
+if [[ $status -ne 0 && $failed -eq 0 ]]; then failed=1; fi # the build itself failed
+echo "check-zero: $(count Passed) passed, $failed failed, $(count Unsupported) skipped"
+exit "$status"
