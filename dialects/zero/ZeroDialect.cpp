@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace zero::sharding;
@@ -22,4 +23,43 @@ void ZeroDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/zero/ZeroOps.cpp.inc"
       >();
+}
+
+/// Checks the argument attributes of the dialect: `zero.placement` holds a
+/// #zero.placement, and `zero.unsharded_type` (on a sharded argument) is the
+/// whole tensor whose shard over the function's `zero.world_size` ranks the
+/// argument holds.
+LogicalResult ZeroDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kPlacementAttrName) {
+    if (!isa<PlacementAttr>(attr.getValue()))
+      return op->emitError() << "argument #" << argIndex << ": '" << name
+                             << "' must be a #zero.placement, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name != "zero.unsharded_type")
+    return success();
+  auto typeAttr = dyn_cast<TypeAttr>(attr.getValue());
+  auto full = typeAttr ? dyn_cast<RankedTensorType>(typeAttr.getValue())
+                       : RankedTensorType();
+  if (!full || !full.hasStaticShape())
+    return op->emitError() << "argument #" << argIndex << ": '" << name
+                           << "' must be a statically shaped tensor type";
+  auto worldSize = op->getAttrOfType<IntegerAttr>("zero.world_size");
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!worldSize || !function || worldSize.getInt() < 1)
+    return op->emitError() << "argument #" << argIndex << ": '" << name
+                           << "' needs a function with zero.world_size";
+  auto shard = dyn_cast<ShapedType>(function.getArgumentTypes()[argIndex]);
+  int64_t expected = shardSize(full.getNumElements(), worldSize.getInt());
+  if (!shard || shard.getRank() != 1 || shard.getNumElements() != expected)
+    return op->emitError() << "argument #" << argIndex << " holds a shard of "
+                           << full << " over " << worldSize.getInt()
+                           << " ranks, so it must be tensor<" << expected
+                           << "xf32>, got " << function.getArgumentTypes()[argIndex];
+  return success();
 }

@@ -115,3 +115,17 @@ func.func @unknown_op(%x: tensor<8x3xf32>) {
   %y = nn.frobnicate %x : tensor<8x3xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{argument #0: 'nn.param' must be a non-empty string, got 3 : i64}}
+func.func @param_name(%w: tensor<4xf32> {nn.param = 3 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: unknown nn argument attribute 'nn.parameter'}}
+func.func @param_typo(%w: tensor<4xf32> {nn.parameter = "w"}) {
+  return
+}

@@ -72,3 +72,18 @@ func.func @release_c1(%s: tensor<3xf32>) -> tensor<5xf32> {
 func.func @placement_role(%x: tensor<4xf32> {zero.placement = #zero.placement<weights, sharded>}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{argument #0: 'zero.placement' must be a #zero.placement, got "sharded"}}
+func.func @placement_kind(%x: tensor<4xf32> {zero.placement = "sharded"}) {
+  return
+}
+
+// -----
+
+// A sharded argument must hold exactly its shard of the whole tensor.
+// expected-error @+1 {{argument #0 holds a shard of 'tensor<19x20xf32>' over 4 ranks, so it must be tensor<95xf32>, got 'tensor<96xf32>'}}
+func.func @unsharded_type(%w: tensor<96xf32> {zero.unsharded_type = tensor<19x20xf32>}) attributes {zero.world_size = 4 : i64} {
+  return
+}
