@@ -44,12 +44,12 @@ cl::opt<std::string> modelName(
 cl::opt<int> stage("stage",
                    cl::desc("Run the whole pipeline of ZeRO stage N (0-3), "
                             "from @forward to the LLVM dialect"),
-                   cl::value_desc("N"), cl::init(-1), cl::cat(zeroCategory));
+                   cl::value_desc("N"), cl::cat(zeroCategory));
 cl::opt<int64_t> worldSize(
     "world-size",
     cl::desc("Number of data-parallel ranks (mpirun -np); required for "
              "stages 1-3, 1 by default at stage 0"),
-    cl::value_desc("N"), cl::init(0), cl::cat(zeroCategory));
+    cl::value_desc("N"), cl::cat(zeroCategory));
 cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to write (default: exe when --stage and -o FILE "
                      "are given, else mlir; also inferred from -o's suffix)"),
@@ -87,6 +87,31 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// The stage and world size of --stage / --world-size, checked.
+FailureOr<zero::StageOptions> resolveStageOptions() {
+  int64_t stageValue = stage, worldSizeValue = worldSize;
+  if (stageValue < 0 || stageValue > 3) {
+    fail("--stage=" + llvm::Twine(stageValue) +
+         " is not a ZeRO stage; use 0, 1, 2 or 3");
+    return failure();
+  }
+  if (!worldSize.getNumOccurrences()) {
+    if (stageValue >= 1) {
+      fail("--stage=" + llvm::Twine(stageValue) +
+           " requires --world-size=N, the number of ranks the program will "
+           "run on (mpirun -np N)");
+      return failure();
+    }
+    worldSizeValue = 1; // Stage 0 defaults to one rank.
+  }
+  if (worldSizeValue < 1) {
+    fail("--world-size must be at least 1, got " +
+         llvm::Twine(worldSizeValue));
+    return failure();
+  }
+  return zero::StageOptions{stageValue, worldSizeValue};
+}
+
 /// The emit kind, from --emit or else from the output name.
 EmitKind resolveEmitKind(StringRef outputFilename) {
   if (emitKind != EmitKind::Auto)
@@ -99,7 +124,8 @@ EmitKind resolveEmitKind(StringRef outputFilename) {
   // A device such as /dev/null is never linked over.
   bool isDevice = llvm::sys::fs::exists(outputFilename) &&
                   !llvm::sys::fs::is_regular_file(outputFilename);
-  if (ext == ".mlir" || outputFilename == "-" || isDevice || stage < 0)
+  if (ext == ".mlir" || outputFilename == "-" || isDevice ||
+      !stage.getNumOccurrences())
     return EmitKind::MLIR;
   return EmitKind::Executable;
 }
@@ -163,6 +189,10 @@ std::unique_ptr<llvm::MemoryBuffer> loadInput(StringRef inputFilename,
     return nullptr;
   }
   MLIRContext ctx(registry);
+  ScopedDiagnosticHandler reportOptionErrors(&ctx, [](Diagnostic &diag) {
+    fail("--model=" + modelName + ": " + diag.str());
+    return success();
+  });
   zero::MLPOptions options{mlpHiddenLayers, mlpWidth, mlpFeatures,
                      mlpClasses,      batch,    mlpActivation};
   OwningOpRef<ModuleOp> module = zero::buildMLP(&ctx, options);
@@ -232,33 +262,34 @@ int main(int argc, char **argv) {
   zero::registerCodegenTranslations(registry);
   zero::registerAllZeroPasses();
 
+  // Diagnostics name the op and its location; the whole enclosing function
+  // printed after each one buries that line, so it is off unless asked for.
+  SmallVector<char *> args(argv, argv + argc);
+  std::string quietOps = "--mlir-print-op-on-diagnostic=false";
+  if (llvm::none_of(args, [](StringRef arg) {
+        return arg.starts_with("--mlir-print-op-on-diagnostic");
+      }))
+    args.insert(args.begin() + 1, quietOps.data());
+  argc = args.size();
+  argv = args.data();
+
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "zero-opt: compiles models into ZeRO-sharded training "
                   "programs",
       registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 
-  if (stage >= 0) {
-    if (stage > 3)
-      return fail("--stage=" + llvm::Twine(stage.getValue()) +
-                  " is not a ZeRO stage; use 0, 1, 2 or 3");
-    if (stage >= 1 && worldSize == 0)
-      return fail("--stage=" + llvm::Twine(stage.getValue()) +
-                  " requires --world-size=N, the number of ranks the "
-                  "program will run on (mpirun -np N)");
-    if (worldSize == 0)
-      worldSize = 1;
-    if (worldSize < 1)
-      return fail("--world-size must be at least 1, got " +
-                  llvm::Twine(worldSize.getValue()));
-    zero::StageOptions options{stage, worldSize};
-    config.setPassPipelineSetupFn([options](PassManager &pm) {
+  if (stage.getNumOccurrences()) {
+    FailureOr<zero::StageOptions> options = resolveStageOptions();
+    if (failed(options))
+      return 1;
+    config.setPassPipelineSetupFn([options = *options](PassManager &pm) {
       zero::buildStagePipeline(pm, options);
       return success();
     });
-  } else if (stage != -1) {
-    return fail("--stage=" + llvm::Twine(stage.getValue()) +
-                " is not a ZeRO stage; use 0, 1, 2 or 3");
+  } else if (worldSize.getNumOccurrences()) {
+    return fail("--world-size applies to --stage=N; to run single passes, "
+                "give the passes their world-size option instead");
   }
 
   std::unique_ptr<llvm::MemoryBuffer> input =
