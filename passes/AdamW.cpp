@@ -54,7 +54,8 @@ struct AdamWPass : zero::impl::AdamWBase<AdamWPass> {
     MLIRContext *ctx = &getContext();
     Builder attrs(ctx);
     Location loc = func.getLoc();
-    // New arguments: the moments of every parameter, then lr and step.
+    // New arguments: per parameter a float32 master copy when the parameter
+    // is bfloat16, and the two moments; then lr and step.
     auto appendArg = [&](Type type, StringRef attrName, StringRef value) {
       unsigned index = func.getNumArguments();
       (void)func.insertArgument(
@@ -64,12 +65,19 @@ struct AdamWPass : zero::impl::AdamWBase<AdamWPass> {
           loc);
       return index;
     };
+    SmallVector<std::optional<unsigned>> masterIndices;
     SmallVector<unsigned> mIndices, vIndices;
     for (const ParamGrad &pg : grads) {
       StringRef name = getParamName(func, pg.paramIndex);
-      Type type = func.getArgument(pg.paramIndex).getType();
-      mIndices.push_back(appendArg(type, kAdamMAttrName, name));
-      vIndices.push_back(appendArg(type, kAdamVAttrName, name));
+      auto type = cast<RankedTensorType>(
+          func.getArgument(pg.paramIndex).getType());
+      auto stateType = type.clone(Float32Type::get(ctx));
+      masterIndices.push_back(
+          type.getElementType().isF32()
+              ? std::nullopt
+              : std::optional(appendArg(stateType, kMasterAttrName, name)));
+      mIndices.push_back(appendArg(stateType, kAdamMAttrName, name));
+      vIndices.push_back(appendArg(stateType, kAdamVAttrName, name));
     }
     auto scalar = RankedTensorType::get({}, Float32Type::get(ctx));
     unsigned lrIndex = appendArg(scalar, kHyperAttrName, "lr");
@@ -78,31 +86,37 @@ struct AdamWPass : zero::impl::AdamWBase<AdamWPass> {
     Block &entry = func.getBody().front();
     Operation *terminator = entry.getTerminator();
     OpBuilder b(terminator);
-    SmallVector<Value> newParams, newMs, newVs;
-    for (auto [pg, mIndex, vIndex] : llvm::zip(grads, mIndices, vIndices)) {
-      auto update = nn::AdamWOp::create(
-          b, pg.grad.getLoc(), func.getArgument(pg.paramIndex), pg.grad,
-          func.getArgument(mIndex), func.getArgument(vIndex),
-          func.getArgument(lrIndex), func.getArgument(stepIndex),
-          b.getF32FloatAttr(beta1), b.getF32FloatAttr(beta2),
-          b.getF32FloatAttr(eps), b.getF32FloatAttr(weightDecay));
-      newParams.push_back(update.getNewParam());
-      newMs.push_back(update.getNewExpAvg());
-      newVs.push_back(update.getNewExpAvgSq());
-    }
-
     // Results: the loss, then each new state tied to the argument it updates.
     SmallVector<Value> results{terminator->getOperand(0)};
     SmallVector<unsigned> updates;
-    auto appendResults = [&](ArrayRef<Value> values, auto argIndexOf) {
-      for (auto [i, value] : llvm::enumerate(values)) {
-        results.push_back(value);
-        updates.push_back(argIndexOf(i));
+    SmallVector<std::pair<Value, unsigned>> masters, ms, vs;
+    for (auto [i, pg] : llvm::enumerate(grads)) {
+      // AdamW runs on float32: the parameter, or its master copy.
+      unsigned stateIndex = masterIndices[i].value_or(pg.paramIndex);
+      auto update = nn::AdamWOp::create(
+          b, pg.grad.getLoc(), func.getArgument(stateIndex), pg.grad,
+          func.getArgument(mIndices[i]), func.getArgument(vIndices[i]),
+          func.getArgument(lrIndex), func.getArgument(stepIndex),
+          /*grad_scale=*/Value(), b.getF32FloatAttr(beta1),
+          b.getF32FloatAttr(beta2), b.getF32FloatAttr(eps),
+          b.getF32FloatAttr(weightDecay));
+      Value newParam = update.getNewParam();
+      if (masterIndices[i]) {
+        masters.push_back({newParam, *masterIndices[i]});
+        newParam = nn::CastOp::create(
+            b, pg.grad.getLoc(), func.getArgument(pg.paramIndex).getType(),
+            newParam);
       }
-    };
-    appendResults(newParams, [&](size_t i) { return grads[i].paramIndex; });
-    appendResults(newMs, [&](size_t i) { return mIndices[i]; });
-    appendResults(newVs, [&](size_t i) { return vIndices[i]; });
+      results.push_back(newParam);
+      updates.push_back(pg.paramIndex);
+      ms.push_back({update.getNewExpAvg(), mIndices[i]});
+      vs.push_back({update.getNewExpAvgSq(), vIndices[i]});
+    }
+    for (auto group : {&masters, &ms, &vs})
+      for (auto [value, argIndex] : *group) {
+        results.push_back(value);
+        updates.push_back(argIndex);
+      }
     func::ReturnOp::create(b, terminator->getLoc(), results);
     terminator->erase();
 

@@ -28,6 +28,37 @@ static bool isShardedArg(Value value) {
   return placement && placement.isSharded();
 }
 
+/// The whole tensor's type of an argument, sharded or not.
+static RankedTensorType fullTypeOf(BlockArgument arg) {
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (auto full = func.getArgAttrOfType<TypeAttr>(arg.getArgNumber(),
+                                                  kUnshardedTypeAttrName))
+    return cast<RankedTensorType>(full.getValue());
+  return cast<RankedTensorType>(arg.getType());
+}
+
+/// The argument whose buffer `value` is written back into at the end of the
+/// step (through `zero.updates`), or null.
+static BlockArgument destinationOf(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    auto ret = dyn_cast<func::ReturnOp>(use.getOwner());
+    if (!ret)
+      continue;
+    auto func = cast<func::FuncOp>(ret->getParentOp());
+    if (auto updates = func.getResultAttrOfType<IntegerAttr>(
+            use.getOperandNumber(), kUpdatesAttrName))
+      return func.getArgument(updates.getInt());
+  }
+  return nullptr;
+}
+
+static bool isParamArg(BlockArgument arg) {
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  auto placement = func.getArgAttrOfType<PlacementAttr>(arg.getArgNumber(),
+                                                        kPlacementAttrName);
+  return placement && placement.getRole() == Role::Param;
+}
+
 namespace {
 struct InsertCollectivesPass
     : zero::impl::InsertCollectivesBase<InsertCollectivesPass> {
@@ -39,6 +70,10 @@ struct InsertCollectivesPass
                                        getArgument(), "run zero-placement first");
     if (!func || failed(readPlacement(func)))
       return signalPassFailure();
+    // Stage 3: parameters become shards, gathered around their uses.
+    for (BlockArgument arg : func.getArguments())
+      if (isParamArg(arg) && isShardedArg(arg))
+        gatherAroundUses(arg);
     SmallVector<nn::AdamWOp> updates;
     func.walk([&](nn::AdamWOp op) { updates.push_back(op); });
     for (nn::AdamWOp update : updates)
@@ -69,9 +104,31 @@ struct InsertCollectivesPass
     return success();
   }
 
-  RankedTensorType shardTypeOf(Type full) {
-    return RankedTensorType::get({shardSize(getNumElements(full), worldSize)},
-                                 Float32Type::get(&getContext()));
+  RankedTensorType shardTypeOf(RankedTensorType full) {
+    return RankedTensorType::get({shardSize(full.getNumElements(), worldSize)},
+                                 full.getElementType());
+  }
+
+  /// Gives a sharded argument its shard type; the whole tensor's type stays
+  /// on record for the runtime, which initialises the whole tensor's shard.
+  void shardArgument(BlockArgument arg) {
+    if (arg.getType() != fullTypeOf(arg))
+      return; // Already a shard.
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    func.setArgAttr(arg.getArgNumber(), kUnshardedTypeAttrName,
+                    TypeAttr::get(arg.getType()));
+    arg.setType(shardTypeOf(fullTypeOf(arg)));
+  }
+
+  /// A whole tensor of `fullType` from `shard` for the argument `dest`: the
+  /// shard itself when `dest` is sharded, else the all-gathered tensor.
+  Value deliver(OpBuilder &b, Location loc, Value shard,
+                RankedTensorType fullType, BlockArgument dest) {
+    if (dest && isShardedArg(dest))
+      return shard;
+    ++numAllGathers;
+    return AllGatherOp::create(b, loc, fullType, shard, kDataParallelGroup,
+                               worldSize);
   }
 
   /// Reduces the gradient of one AdamW update and moves its operands between
@@ -86,7 +143,6 @@ struct InsertCollectivesPass
     OpBuilder b(update);
     Location loc = update.getLoc();
     StringRef dp = kDataParallelGroup;
-    Type fullType = update.getParam().getType();
 
     if (!isShardedArg(update.getExpAvg())) { // Stage 0: plain data parallel.
       Value grad = AllReduceOp::create(b, loc, update.getGrad(), dp, worldSize);
@@ -95,50 +151,57 @@ struct InsertCollectivesPass
       return success();
     }
 
+    // Stages 1-3: AdamW runs on this rank's shard of the float32 state (the
+    // parameter, or the master copy of a bfloat16 parameter).
+    auto state = cast<BlockArgument>(update.getParam());
+    RankedTensorType fullType = fullTypeOf(state);
     RankedTensorType shardType = shardTypeOf(fullType);
-    bool paramSharded = isShardedArg(update.getParam());
-    if (paramSharded)
-      gatherAroundUses(cast<BlockArgument>(update.getParam()), shardType);
-    Value gradShard = ReduceScatterOp::create(b, loc, shardType,
-                                              update.getGrad(), dp, worldSize);
+    auto gradType = cast<RankedTensorType>(update.getGrad().getType());
+    Value gradShard = ReduceScatterOp::create(
+        b, loc, shardTypeOf(gradType), update.getGrad(), dp, worldSize);
     ++numReduceScatters;
-    Value paramShard =
-        paramSharded ? update.getParam()
-                     : LocalShardOp::create(b, loc, shardType,
-                                            update.getParam(), dp, worldSize)
-                           .getResult();
-    shardArgument(update.getExpAvg(), shardType);
-    shardArgument(update.getExpAvgSq(), shardType);
+    Value stateShard = state;
+    if (isShardedArg(state))
+      shardArgument(state);
+    else
+      stateShard = LocalShardOp::create(b, loc, shardType, state, dp, worldSize);
+    shardArgument(cast<BlockArgument>(update.getExpAvg()));
+    shardArgument(cast<BlockArgument>(update.getExpAvgSq()));
     auto shardUpdate = nn::AdamWOp::create(
-        b, loc, shardType, shardType, shardType, paramShard, gradShard,
+        b, loc, shardType, shardType, shardType, stateShard, gradShard,
         update.getExpAvg(), update.getExpAvgSq(), update.getLr(),
-        update.getStep(), update.getBeta1Attr(), update.getBeta2Attr(),
-        update.getEpsAttr(), update.getWeightDecayAttr());
-    Value newParam = shardUpdate.getNewParam();
-    if (!paramSharded) { // Stages 1, 2: every rank needs the whole update.
-      newParam = AllGatherOp::create(b, loc, fullType, newParam, dp, worldSize);
-      ++numAllGathers;
+        update.getStep(), update.getGradScale(), update.getBeta1Attr(),
+        update.getBeta2Attr(), update.getEpsAttr(),
+        update.getWeightDecayAttr());
+
+    // The new state goes back to its argument; a bfloat16 parameter is cast
+    // from the new master shard, then gathered unless it is sharded too.
+    Value newShard = shardUpdate.getNewParam();
+    for (OpOperand &use :
+         llvm::make_early_inc_range(update.getNewParam().getUses())) {
+      auto castOp = dyn_cast<nn::CastOp>(use.getOwner());
+      if (!castOp) {
+        use.set(deliver(b, loc, newShard, fullType, state));
+        continue;
+      }
+      auto paramType = castOp.getType();
+      Value castShard = nn::CastOp::create(
+          b, castOp.getLoc(), shardType.clone(paramType.getElementType()),
+          newShard);
+      castOp.replaceAllUsesWith(deliver(b, castOp.getLoc(), castShard,
+                                        paramType,
+                                        destinationOf(castOp.getResult())));
+      castOp.erase();
     }
-    update.getNewParam().replaceAllUsesWith(newParam);
     update.getNewExpAvg().replaceAllUsesWith(shardUpdate.getNewExpAvg());
     update.getNewExpAvgSq().replaceAllUsesWith(shardUpdate.getNewExpAvgSq());
     update.erase();
     return success();
   }
 
-  /// Gives a sharded argument its shard type; the whole tensor's type stays
-  /// on record for the runtime, which initialises the whole tensor's shard.
-  static void shardArgument(Value value, RankedTensorType shardType) {
-    auto arg = cast<BlockArgument>(value);
-    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    func.setArgAttr(arg.getArgNumber(), kUnshardedTypeAttrName,
-                    TypeAttr::get(arg.getType()));
-    arg.setType(shardType);
-  }
-
   /// Stage 3: `param` becomes a shard; each phase (forward, backward) that
   /// uses it gets its own gathered copy, released after the phase's last use.
-  void gatherAroundUses(BlockArgument param, RankedTensorType shardType) {
+  void gatherAroundUses(BlockArgument param) {
     Type fullType = param.getType();
     SmallVector<Operation *> forwardUsers, backwardUsers;
     for (Operation *user : param.getUsers()) {
@@ -149,7 +212,7 @@ struct InsertCollectivesPass
       if (!llvm::is_contained(users, user))
         users.push_back(user);
     }
-    shardArgument(param, shardType);
+    shardArgument(param);
     for (ArrayRef<Operation *> users : {forwardUsers, backwardUsers})
       if (!users.empty())
         gatherForPhase(param, fullType, users);

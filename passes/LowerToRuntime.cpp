@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
+#include "passes/ProgramDescription.h"
 #include "passes/RuntimeCalls.h"
 #include "zero/zrt.h"
 
@@ -117,83 +118,221 @@ Value StepLowering::bufferFor(Value result, zrt_mem_category category,
 LogicalResult StepLowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
   auto n = [&](Value v) { return rt.i64(loc, getNumElements(v.getType())); };
+  auto i64 = [&](int64_t v) { return rt.i64(loc, v); };
+  auto dt = [&](Value v) { return rt.i32(loc, runtimeDType(v.getType())); };
   auto shape = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  auto act = [&](Value result, Value inPlace = nullptr) {
+    return bufferFor(result, ZRT_MEM_ACTIVATION, inPlace);
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::ConstantOp constant) -> LogicalResult {
         auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
-        if (!splat || !splat.getElementType().isF32())
+        if (!splat || !isa<FloatType>(splat.getElementType()))
           return op->emitOpError("cannot be lowered to the runtime: only "
-                                 "f32 splat tensor constants are supported");
-        Value out = bufferFor(constant, ZRT_MEM_ACTIVATION);
+                                 "float splat tensor constants are supported");
+        Value out = act(constant);
         call(loc, "zrt_fill",
-             {out, n(constant),
-              rt.f32(loc, splat.getSplatValue<APFloat>().convertToFloat())});
+             {dt(constant), out, n(constant),
+              rt.f32(loc, splat.getSplatValue<APFloat>().convertToDouble())});
         return success();
       })
       .Case([&](nn::MatmulOp mm) {
         auto lhs = shape(mm.getLhs());
         int64_t k = mm.getTransposeLhs() ? lhs[0] : lhs[1];
         auto out = shape(mm.getResult());
-        Value c = bufferFor(mm, ZRT_MEM_ACTIVATION);
+        Value c = act(mm);
         call(loc, "zrt_matmul",
-             {buf(mm.getLhs()), buf(mm.getRhs()), c, rt.i64(loc, out[0]),
-              rt.i64(loc, out[1]), rt.i64(loc, k),
-              rt.i32(loc, mm.getTransposeLhs()),
+             {dt(mm), buf(mm.getLhs()), buf(mm.getRhs()), c, i64(out[0]),
+              i64(out[1]), i64(k), rt.i32(loc, mm.getTransposeLhs()),
               rt.i32(loc, mm.getTransposeRhs())});
         return success();
       })
       .Case([&](nn::BiasAddOp add) {
         auto s = shape(add.getInput());
-        Value y = bufferFor(add, ZRT_MEM_ACTIVATION, add.getInput());
+        Value y = act(add, add.getInput());
         call(loc, "zrt_bias_add",
-             {buf(add.getInput()), buf(add.getBias()), y, rt.i64(loc, s[0]),
-              rt.i64(loc, s[1])});
+             {dt(add), buf(add.getInput()), buf(add.getBias()), y, i64(s[0]),
+              i64(s[1])});
         return success();
       })
       .Case([&](nn::SumRowsOp sum) {
         auto s = shape(sum.getInput());
-        Value y = bufferFor(sum, ZRT_MEM_ACTIVATION);
         call(loc, "zrt_sum_rows",
-             {buf(sum.getInput()), y, rt.i64(loc, s[0]), rt.i64(loc, s[1])});
+             {dt(sum), buf(sum.getInput()), act(sum), i64(s[0]), i64(s[1])});
         return success();
       })
       .Case([&](nn::AddOp add) {
-        Value y = bufferFor(add, ZRT_MEM_ACTIVATION, add.getLhs());
-        call(loc, "zrt_add", {buf(add.getLhs()), buf(add.getRhs()), y, n(add)});
+        Value y = act(add, add.getLhs());
+        call(loc, "zrt_add",
+             {dt(add), buf(add.getLhs()), buf(add.getRhs()), y, n(add)});
         return success();
       })
-      .Case<nn::ReluOp, nn::GeluOp>([&](auto act) {
+      .Case<nn::ReluOp, nn::GeluOp>([&](auto unary) {
         StringRef name = isa<nn::ReluOp>(op) ? "zrt_relu" : "zrt_gelu";
-        Value y = bufferFor(act, ZRT_MEM_ACTIVATION);
-        call(loc, name, {buf(act.getInput()), y, n(act)});
+        call(loc, name,
+             {dt(unary), buf(unary.getInput()), act(unary), n(unary)});
         return success();
       })
       .Case<nn::ReluGradOp, nn::GeluGradOp>([&](auto grad) {
         StringRef name =
             isa<nn::ReluGradOp>(op) ? "zrt_relu_grad" : "zrt_gelu_grad";
-        Value dx = bufferFor(grad, ZRT_MEM_ACTIVATION);
+        Value dx = act(grad, grad.getResultGrad());
         call(loc, name,
-             {buf(grad.getInput()), buf(grad.getResultGrad()), dx, n(grad)});
+             {dt(grad), buf(grad.getInput()), buf(grad.getResultGrad()), dx,
+              n(grad)});
+        return success();
+      })
+      .Case([&](nn::SwigluOp glu) {
+        call(loc, "zrt_swiglu",
+             {dt(glu), buf(glu.getGate()), buf(glu.getUp()), act(glu),
+              n(glu)});
+        return success();
+      })
+      .Case([&](nn::SwigluGradOp grad) {
+        Value dGate = act(grad.getGateGrad());
+        Value dUp = act(grad.getUpGrad());
+        call(loc, "zrt_swiglu_grad",
+             {dt(grad.getGate()), buf(grad.getGate()), buf(grad.getUp()),
+              buf(grad.getResultGrad()), dGate, dUp, n(grad.getGate())});
         return success();
       })
       .Case([&](nn::SoftmaxCrossEntropyOp loss) {
         auto s = shape(loss.getLogits());
-        Value out = bufferFor(loss, ZRT_MEM_ACTIVATION);
         call(loc, "zrt_softmax_xent",
-             {buf(loss.getLogits()), buf(loss.getLabels()), out,
-              rt.i64(loc, s[0]), rt.i64(loc, s[1]),
+             {dt(loss.getLogits()), buf(loss.getLogits()),
+              buf(loss.getLabels()), act(loss), i64(s[0]), i64(s[1]),
               rt.f32(loc, loss.getEffectiveDivisor())});
         return success();
       })
       .Case([&](nn::SoftmaxCrossEntropyGradOp grad) {
         auto s = shape(grad.getLogits());
-        Value out = bufferFor(grad, ZRT_MEM_ACTIVATION);
         call(loc, "zrt_softmax_xent_grad",
-             {buf(grad.getLogits()), buf(grad.getLabels()),
-              buf(grad.getLossGrad()), out, rt.i64(loc, s[0]),
-              rt.i64(loc, s[1]), rt.f32(loc, grad.getDivisor())});
+             {dt(grad), buf(grad.getLogits()), buf(grad.getLabels()),
+              buf(grad.getLossGrad()), act(grad), i64(s[0]), i64(s[1]),
+              rt.f32(loc, grad.getDivisor())});
+        return success();
+      })
+      .Case([&](nn::EmbeddingOp lookup) {
+        auto table = shape(lookup.getTable());
+        call(loc, "zrt_embedding",
+             {dt(lookup), buf(lookup.getIds()), buf(lookup.getTable()),
+              act(lookup), n(lookup.getIds()), i64(table[0]), i64(table[1])});
+        return success();
+      })
+      .Case([&](nn::EmbeddingGradOp grad) {
+        auto table = shape(grad.getResult());
+        call(loc, "zrt_embedding_grad",
+             {dt(grad), buf(grad.getIds()), buf(grad.getResultGrad()),
+              act(grad), n(grad.getIds()), i64(table[0]), i64(table[1])});
+        return success();
+      })
+      .Case([&](nn::LayerNormOp norm) {
+        auto s = shape(norm.getInput());
+        call(loc, "zrt_layer_norm",
+             {dt(norm), buf(norm.getInput()), buf(norm.getGamma()),
+              buf(norm.getBeta()), act(norm), i64(s[0]), i64(s[1]),
+              rt.f32(loc, norm.getEpsilon().convertToFloat())});
+        return success();
+      })
+      .Case([&](nn::LayerNormGradOp grad) {
+        auto s = shape(grad.getInput());
+        Value dx = act(grad.getInputGrad());
+        Value dGamma = act(grad.getGammaGrad());
+        Value dBeta = act(grad.getBetaGrad());
+        call(loc, "zrt_layer_norm_grad",
+             {dt(grad.getInput()), buf(grad.getInput()), buf(grad.getGamma()),
+              buf(grad.getResultGrad()), dx, dGamma, dBeta, i64(s[0]),
+              i64(s[1]), rt.f32(loc, grad.getEpsilon().convertToFloat())});
+        return success();
+      })
+      .Case([&](nn::RmsNormOp norm) {
+        auto s = shape(norm.getInput());
+        call(loc, "zrt_rms_norm",
+             {dt(norm), buf(norm.getInput()), buf(norm.getGamma()), act(norm),
+              i64(s[0]), i64(s[1]),
+              rt.f32(loc, norm.getEpsilon().convertToFloat())});
+        return success();
+      })
+      .Case([&](nn::RmsNormGradOp grad) {
+        auto s = shape(grad.getInput());
+        Value dx = act(grad.getInputGrad());
+        Value dGamma = act(grad.getGammaGrad());
+        call(loc, "zrt_rms_norm_grad",
+             {dt(grad.getInput()), buf(grad.getInput()), buf(grad.getGamma()),
+              buf(grad.getResultGrad()), dx, dGamma, i64(s[0]), i64(s[1]),
+              rt.f32(loc, grad.getEpsilon().convertToFloat())});
+        return success();
+      })
+      .Case([&](nn::RopeOp rope) {
+        auto s = shape(rope.getInput());
+        int64_t seq = rope.getSeqLen(), heads = rope.getNumHeads();
+        call(loc, "zrt_rope",
+             {dt(rope), buf(rope.getInput()), act(rope, rope.getInput()),
+              i64(s[0] / seq), i64(seq), i64(heads), i64(s[1] / heads),
+              rt.f32(loc, rope.getTheta().convertToFloat()),
+              rt.i32(loc, rope.getInverse())});
+        return success();
+      })
+      .Case([&](nn::AttentionOp attn) {
+        auto s = shape(attn.getQuery());
+        int64_t seq = attn.getSeqLen();
+        call(loc, "zrt_attention",
+             {dt(attn), buf(attn.getQuery()), buf(attn.getKey()),
+              buf(attn.getValue()), act(attn), i64(s[0] / seq), i64(seq),
+              i64(attn.getNumHeads()), i64(attn.getNumKvHeads()),
+              i64(attn.getHeadDim())});
+        return success();
+      })
+      .Case([&](nn::AttentionGradOp grad) {
+        auto s = shape(grad.getQuery());
+        int64_t seq = grad.getSeqLen(), heads = grad.getNumHeads();
+        Value dq = act(grad.getQueryGrad());
+        Value dk = act(grad.getKeyGrad());
+        Value dv = act(grad.getValueGrad());
+        call(loc, "zrt_attention_grad",
+             {dt(grad.getQuery()), buf(grad.getQuery()), buf(grad.getKey()),
+              buf(grad.getValue()), buf(grad.getResultGrad()), dq, dk, dv,
+              i64(s[0] / seq), i64(seq), i64(heads),
+              i64(grad.getNumKvHeads()), i64(s[1] / heads)});
+        return success();
+      })
+      .Case([&](nn::SliceColsOp slice) {
+        auto in = shape(slice.getInput());
+        call(loc, "zrt_slice_cols",
+             {dt(slice), buf(slice.getInput()), act(slice), i64(in[0]),
+              i64(in[1]), i64(slice.getOffset()),
+              i64(shape(slice.getResult())[1])});
+        return success();
+      })
+      .Case([&](nn::SliceColsGradOp grad) {
+        auto out = shape(grad.getResult());
+        call(loc, "zrt_slice_cols_grad",
+             {dt(grad), buf(grad.getResultGrad()), act(grad), i64(out[0]),
+              i64(out[1]), i64(grad.getOffset()),
+              i64(shape(grad.getResultGrad())[1])});
+        return success();
+      })
+      .Case([&](nn::CastOp castOp) {
+        // Casting the new master to the parameter happens in the optimizer.
+        bool optimizer = castOp.getInput().getDefiningOp<nn::AdamWOp>();
+        Value out = bufferFor(castOp,
+                              optimizer ? ZRT_MEM_PARAM : ZRT_MEM_ACTIVATION);
+        call(loc, "zrt_cast",
+             {dt(castOp.getInput()), dt(castOp), buf(castOp.getInput()), out,
+              n(castOp)});
+        return success();
+      })
+      .Case([&](nn::SumSquaresOp sum) {
+        call(loc, "zrt_sum_squares",
+             {dt(sum.getInput()), buf(sum.getInput()), act(sum),
+              n(sum.getInput())});
+        return success();
+      })
+      .Case([&](nn::ClipCoefficientOp clip) {
+        call(loc, "zrt_clip_coefficient",
+             {buf(clip.getTotalSq()), buf(clip.getMaxNorm()), act(clip)});
         return success();
       })
       .Case([&](nn::AdamWOp update) {
@@ -203,10 +342,14 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                             update.getExpAvg());
         Value v = bufferFor(update.getNewExpAvgSq(), ZRT_MEM_OPTIMIZER,
                             update.getExpAvgSq());
+        Value scale = update.getGradScale()
+                          ? buf(update.getGradScale())
+                          : LLVM::ZeroOp::create(b, loc, rt.ptrType());
         call(loc, "zrt_adamw",
-             {buf(update.getParam()), buf(update.getGrad()),
-              buf(update.getExpAvg()), buf(update.getExpAvgSq()), p, m, v,
-              n(update.getParam()), buf(update.getLr()), buf(update.getStep()),
+             {dt(update.getGrad()), buf(update.getParam()),
+              buf(update.getGrad()), buf(update.getExpAvg()),
+              buf(update.getExpAvgSq()), p, m, v, n(update.getParam()),
+              buf(update.getLr()), buf(update.getStep()), scale,
               rt.f32(loc, update.getBeta1().convertToFloat()),
               rt.f32(loc, update.getBeta2().convertToFloat()),
               rt.f32(loc, update.getEps().convertToFloat()),
@@ -216,25 +359,28 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
       .Case([&](AllGatherOp gather) {
         Value full = bufferFor(gather, ZRT_MEM_COMM);
         call(loc, "zrt_all_gather",
-             {buf(gather.getInput()), full, n(gather), n(gather.getInput())});
+             {dt(gather), buf(gather.getInput()), full, n(gather),
+              n(gather.getInput())});
         return success();
       })
       .Case([&](ReduceScatterOp scatter) {
         Value shard = bufferFor(scatter, ZRT_MEM_GRAD);
         call(loc, "zrt_reduce_scatter",
-             {buf(scatter.getInput()), shard, n(scatter.getInput()),
-              n(scatter)});
+             {dt(scatter), buf(scatter.getInput()), shard,
+              n(scatter.getInput()), n(scatter)});
         return success();
       })
       .Case([&](AllReduceOp reduce) {
         Value y = bufferFor(reduce, ZRT_MEM_GRAD, reduce.getInput());
-        call(loc, "zrt_all_reduce", {buf(reduce.getInput()), y, n(reduce)});
+        call(loc, "zrt_all_reduce",
+             {dt(reduce), buf(reduce.getInput()), y, n(reduce)});
         return success();
       })
       .Case([&](LocalShardOp slice) {
         Value shard = bufferFor(slice, ZRT_MEM_OPTIMIZER);
         call(loc, "zrt_shard_slice",
-             {buf(slice.getInput()), shard, n(slice.getInput()), n(slice)});
+             {dt(slice), buf(slice.getInput()), shard, n(slice.getInput()),
+              n(slice)});
         return success();
       })
       .Case([&](ReleaseOp) {
@@ -293,71 +439,6 @@ LogicalResult StepLowering::lower(Value argsArray, Value lossOut) {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// The description of the program's arguments
-//===----------------------------------------------------------------------===//
-
-struct ArgDescription {
-  std::string name;
-  zrt_role role;
-  int64_t numElements;
-  bool sharded;
-  zrt_init init = ZRT_INIT_ZEROS;
-  float initScale = 0.0f;
-};
-
-/// How the runtime must allocate and fill argument `index` of @train_step.
-static FailureOr<ArgDescription> describeArgument(func::FuncOp func,
-                                                  unsigned index) {
-  auto placement =
-      func.getArgAttrOfType<PlacementAttr>(index, kPlacementAttrName);
-  Type type = func.getArgument(index).getType();
-  if (auto unsharded =
-          func.getArgAttrOfType<TypeAttr>(index, kUnshardedTypeAttrName))
-    type = unsharded.getValue();
-  auto tensor = cast<RankedTensorType>(type);
-  ArgDescription desc{"", ZRT_ROLE_FEATURES, tensor.getNumElements(),
-                      placement && placement.isSharded() &&
-                          placement.getRole() != Role::Data};
-  if (StringRef name = getParamName(func, index); !name.empty()) {
-    desc.name = name.str();
-    desc.role = ZRT_ROLE_PARAM;
-    // Weights as torch.nn.Linear: U(-1/sqrt(fan_in), 1/sqrt(fan_in)); biases
-    // start at zero.
-    if (tensor.getRank() == 2) {
-      desc.init = ZRT_INIT_UNIFORM;
-      desc.initScale = 1.0f / std::sqrt(static_cast<float>(tensor.getShape()[0]));
-    }
-  } else if (StringRef m = getArgString(func, index, kAdamMAttrName);
-             !m.empty()) {
-    desc.name = ("adam_m." + m).str();
-    desc.role = ZRT_ROLE_ADAM_M;
-  } else if (StringRef v = getArgString(func, index, kAdamVAttrName);
-             !v.empty()) {
-    desc.name = ("adam_v." + v).str();
-    desc.role = ZRT_ROLE_ADAM_V;
-  } else if (StringRef hyper = getArgString(func, index, kHyperAttrName);
-             !hyper.empty()) {
-    desc.name = hyper.str();
-    if (hyper != "lr" && hyper != "step")
-      return func.emitError() << "zero-lower-to-runtime: unknown "
-                              << kHyperAttrName << " \"" << hyper << "\"";
-    desc.role = hyper == "lr" ? ZRT_ROLE_LR : ZRT_ROLE_STEP;
-  } else if (tensor.getRank() == 2 && tensor.getElementType().isF32()) {
-    desc.name = "features";
-    desc.role = ZRT_ROLE_FEATURES;
-  } else if (tensor.getRank() == 1 && tensor.getElementType().isInteger(32)) {
-    desc.name = "labels";
-    desc.role = ZRT_ROLE_LABELS;
-  } else {
-    return func.emitError()
-           << "zero-lower-to-runtime: argument #" << index << " (" << type
-           << ") is neither state nor data the runtime can feed (a float "
-              "feature matrix or an int32 label vector)";
-  }
-  return desc;
-}
-
 struct LowerToRuntimePass
     : zero::impl::LowerToRuntimeBase<LowerToRuntimePass> {
   void runOnOperation() override {
@@ -365,68 +446,10 @@ struct LowerToRuntimePass
     func::FuncOp trainStep = lookupFunction(
         module, kTrainStepFuncName, getArgument(),
         "run zero-insert-collectives first");
-    if (!trainStep || failed(emitDescribe(trainStep)) ||
+    if (!trainStep || failed(emitProgramDescription(trainStep, getArgument())) ||
         failed(emitStep(trainStep)))
       return signalPassFailure();
     trainStep.erase();
-  }
-
-  /// @zero_program_describe(%ctx): the program and each argument.
-  LogicalResult emitDescribe(func::FuncOp trainStep) {
-    ModuleOp module = getOperation();
-    OpBuilder b(module.getBodyRegion());
-    b.setInsertionPointToEnd(module.getBody());
-    RuntimeCalls rt(module, b);
-    Location loc = trainStep.getLoc();
-    auto describe = func::FuncOp::create(
-        b, loc, "zero_program_describe",
-        b.getFunctionType({rt.ptrType()}, {}));
-    Block *body = describe.addEntryBlock();
-    b.setInsertionPointToStart(body);
-    Value ctx = body->getArgument(0);
-
-    SmallVector<ArgDescription> args;
-    int64_t localBatch = 0, numFeatures = 0;
-    for (unsigned i = 0, e = trainStep.getNumArguments(); i < e; ++i) {
-      FailureOr<ArgDescription> desc = describeArgument(trainStep, i);
-      if (failed(desc))
-        return failure();
-      if (desc->role == ZRT_ROLE_FEATURES) {
-        auto shape = cast<RankedTensorType>(trainStep.getArgument(i).getType())
-                         .getShape();
-        localBatch = shape[0];
-        numFeatures = shape[1];
-      }
-      args.push_back(*desc);
-    }
-    int64_t numClasses = 0;
-    trainStep.walk([&](nn::SoftmaxCrossEntropyOp loss) {
-      numClasses = loss.getLogits().getType().getShape()[1];
-    });
-    if (!localBatch || !numClasses)
-      return trainStep.emitError()
-             << getArgument()
-             << ": @train_step needs a feature matrix argument and an "
-                "nn.softmax_cross_entropy loss for the runtime's data set";
-
-    auto intAttr = [&](StringRef name) -> int64_t {
-      auto attr = trainStep->getAttrOfType<IntegerAttr>(name);
-      return attr ? attr.getInt() : 0;
-    };
-    int64_t worldSize = std::max<int64_t>(1, intAttr(kWorldSizeAttrName));
-    rt.call(loc, "zrt_declare_program",
-            {ctx, rt.i64(loc, ZRT_ABI_VERSION), rt.i64(loc, worldSize),
-             rt.i64(loc, intAttr(kStageAttrName)),
-             rt.i64(loc, localBatch * worldSize), rt.i64(loc, numFeatures),
-             rt.i64(loc, numClasses)});
-    for (auto [i, arg] : llvm::enumerate(args))
-      rt.call(loc, "zrt_declare_arg",
-              {ctx, rt.i64(loc, i), rt.string(loc, arg.name),
-               rt.i32(loc, arg.role), rt.i64(loc, arg.numElements),
-               rt.i32(loc, arg.sharded), rt.i32(loc, arg.init),
-               rt.f32(loc, arg.initScale)});
-    func::ReturnOp::create(b, loc);
-    return success();
   }
 
   /// @zero_program_step(%ctx, %args, %loss): one training step.

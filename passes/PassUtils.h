@@ -11,11 +11,23 @@ namespace zero {
 inline constexpr llvm::StringLiteral kForwardFuncName = "forward";
 inline constexpr llvm::StringLiteral kTrainStepFuncName = "train_step";
 
+/// Function attribute of language models: tokens per sequence. Data rows
+/// are tokens, and ranks split whole sequences.
+inline constexpr llvm::StringLiteral kSeqLenAttrName = "nn.seq_len";
+
 /// Argument and result attributes that tie training state together.
 inline constexpr llvm::StringLiteral kGradOfAttrName = "nn.grad_of";
 inline constexpr llvm::StringLiteral kAdamMAttrName = "nn.adam_m";
 inline constexpr llvm::StringLiteral kAdamVAttrName = "nn.adam_v";
 inline constexpr llvm::StringLiteral kHyperAttrName = "nn.hyper";
+/// Float32 master copy of the bfloat16 parameter of the same name.
+inline constexpr llvm::StringLiteral kMasterAttrName = "nn.master";
+/// What a data argument holds: features, labels, tokens, targets, positions.
+inline constexpr llvm::StringLiteral kDataAttrName = "nn.data";
+/// How a parameter starts when no weights are loaded: zeros, ones, uniform,
+/// normal; with nn.init_scale (bound or standard deviation).
+inline constexpr llvm::StringLiteral kInitAttrName = "nn.init";
+inline constexpr llvm::StringLiteral kInitScaleAttrName = "nn.init_scale";
 inline constexpr llvm::StringLiteral kUpdatesAttrName = "zero.updates";
 inline constexpr llvm::StringLiteral kStageAttrName = "zero.stage";
 inline constexpr llvm::StringLiteral kWorldSizeAttrName = "zero.world_size";

@@ -58,6 +58,11 @@ def AdamW : Pass<"zero-adamw", "::mlir::ModuleOp"> {
     parameters, first moments and second moments. Each state result carries
     `zero.updates = <argument index>`: the runtime stores it back into that
     argument's buffer.
+
+    Mixed precision: a bfloat16 parameter gets a float32 master copy
+    (`nn.master`); AdamW updates the master and the new parameter is the
+    master rounded to bfloat16 (`nn.cast`). The new masters are returned
+    after the new parameters: 2 + 2 + 12 bytes per parameter in all.
   }];
   let options = [
     Option<"beta1", "beta1", "float", "0.9f", "AdamW beta1">,
@@ -109,6 +114,22 @@ def InsertCollectives : Pass<"zero-insert-collectives", "::mlir::ModuleOp"> {
     Statistic<"numReduceScatters", "reduce-scatters", "Number of zero.reduce_scatter inserted">,
     Statistic<"numAllReduces", "all-reduces", "Number of zero.all_reduce inserted">,
   ];
+}
+
+def ClipGradNorm : Pass<"zero-clip-grad-norm", "::mlir::ModuleOp"> {
+  let summary = "Scales all gradients by the global-norm clipping coefficient";
+  let description = [{
+    Input: `@train_step` after `zero-insert-collectives`, whose AdamW updates
+    read reduced gradients (whole at stage 0, this rank's shards from stage
+    1). Output: a new scalar argument `nn.hyper = "max_norm"` (0 disables
+    clipping at run time); the squared norms of the gradients AdamW reads are
+    summed (and all-reduced over the ranks when the gradients are shards, so
+    every rank sees the global norm), `nn.clip_coefficient` turns the sum
+    into a scale, and every `nn.adamw` takes it as `grad_scale`. The updates
+    move after the coefficient, since it needs every gradient.
+  }];
+  let dependentDialects = ["::zero::nn::NNDialect",
+                           "::zero::sharding::ZeroDialect"];
 }
 
 def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {

@@ -17,6 +17,7 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   pm.addPass(createAdamW());
   pm.addPass(createPlacement({options.stage, options.worldSize}));
   pm.addPass(createInsertCollectives());
+  pm.addPass(createClipGradNorm());
   pm.addPass(createLowerToRuntime());
   // Hoists and merges the constants of the runtime calls, so that the
   // lowered program reads as a list of calls.

@@ -18,6 +18,8 @@ static Role classifyArgument(func::FuncOp func, unsigned index) {
   if (!getArgString(func, index, kAdamMAttrName).empty() ||
       !getArgString(func, index, kAdamVAttrName).empty())
     return Role::Moment;
+  if (!getArgString(func, index, kMasterAttrName).empty())
+    return Role::Master;
   if (!getArgString(func, index, kHyperAttrName).empty())
     return Role::Hyper;
   return Role::Data;

@@ -19,18 +19,35 @@ using namespace zero;
 using namespace zero::sharding;
 
 /// The type `op`'s single result has once its operands have their new types.
+/// Every rule keeps the element type and changes at most the row count.
 static FailureOr<Type> rederiveResultType(Operation *op) {
+  auto withRows = [](Type type, int64_t rows) -> Type {
+    auto tensor = cast<RankedTensorType>(type);
+    SmallVector<int64_t> shape(tensor.getShape());
+    shape[0] = rows;
+    return tensor.clone(shape);
+  };
+  auto rowsOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape()[0];
+  };
   return llvm::TypeSwitch<Operation *, FailureOr<Type>>(op)
       .Case([](nn::MatmulOp matmul) -> Type {
         return nn::MatmulOp::inferResultType(
             matmul.getLhs(), matmul.getRhs(), matmul.getTransposeLhs(),
             matmul.getTransposeRhs());
       })
-      .Case([](nn::SumRowsOp sum) -> Type { return sum.getType(); })
-      .Case<nn::SoftmaxCrossEntropyOp>(
-          [](auto loss) -> Type { return loss.getType(); })
+      .Case([&](nn::EmbeddingOp lookup) -> Type {
+        return withRows(lookup.getType(), rowsOf(lookup.getIds()));
+      })
+      .Case<nn::SliceColsOp, nn::CastOp>([&](Operation *op) -> Type {
+        return withRows(op->getResult(0).getType(),
+                        rowsOf(op->getOperand(0)));
+      })
+      .Case<nn::SumRowsOp, nn::SoftmaxCrossEntropyOp>(
+          [](Operation *op) -> Type { return op->getResult(0).getType(); })
       .Case<nn::BiasAddOp, nn::AddOp, nn::ReluOp, nn::GeluOp, nn::ReluGradOp,
-            nn::GeluGradOp, nn::SoftmaxCrossEntropyGradOp>(
+            nn::GeluGradOp, nn::SoftmaxCrossEntropyGradOp, nn::LayerNormOp,
+            nn::RmsNormOp, nn::SwigluOp, nn::RopeOp, nn::AttentionOp>(
           [](Operation *elementwise) -> Type {
             return elementwise->getOperand(0).getType();
           })
@@ -69,11 +86,22 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
                   "dimension, got "
                << arg.getType();
       int64_t rows = type.getShape()[0];
-      if (rows % worldSize != 0)
+      // Token data holds whole sequences: ranks split sequences, not tokens.
+      int64_t rowsPerItem = 1;
+      if (auto seqLen = func->getAttrOfType<IntegerAttr>(kSeqLenAttrName))
+        rowsPerItem = seqLen.getInt();
+      if (rows % (rowsPerItem * worldSize) != 0) {
+        if (rowsPerItem == 1)
+          return func.emitError()
+                 << getArgument() << ": the batch of data argument #" << index
+                 << " has " << rows << " rows, which do not divide by "
+                 << "world-size " << worldSize.getValue();
         return func.emitError()
-               << getArgument() << ": the batch of data argument #" << index
-               << " has " << rows << " rows, which do not divide by "
-               << "world-size " << worldSize.getValue();
+               << getArgument() << ": data argument #" << index << " holds "
+               << rows << " tokens, which are not whole sequences of "
+               << rowsPerItem << " for each of world-size "
+               << worldSize.getValue() << " ranks";
+      }
       SmallVector<int64_t> shape(type.getShape());
       shape[0] = rows / worldSize;
       arg.setType(type.clone(shape));

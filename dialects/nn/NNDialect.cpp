@@ -1,6 +1,8 @@
 //===- NNDialect.cpp - the nn dialect -------------------------------------===//
 #include "dialects/nn/NNDialect.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 using namespace zero::nn;
 
@@ -14,24 +16,43 @@ void NNDialect::initialize() {
       >();
 }
 
-/// The `nn.*` argument attributes name things: parameters, their moments and
-/// the runtime scalars. Anything else under `nn.` is a typo.
+/// The `nn.*` argument attributes say what an argument is: a parameter, an
+/// optimizer state or runtime scalar of one, a kind of data, and how a
+/// parameter starts. Anything else under `nn.` is a typo.
 LogicalResult NNDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                   unsigned argIndex,
                                                   NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  auto error = [&]() {
+    return op->emitError() << "argument #" << argIndex << ": ";
+  };
   if (name == "nn.grad_of")
     return success();
-  bool known = name == kParamAttrName || name == "nn.adam_m" ||
-               name == "nn.adam_v" || name == "nn.hyper";
-  if (!known)
-    return op->emitError() << "argument #" << argIndex
-                           << ": unknown nn argument attribute '" << name
-                           << "'";
+  if (name == "nn.init_scale") {
+    if (!isa<FloatAttr>(attr.getValue()))
+      return error() << "'" << name << "' must be a float";
+    return success();
+  }
+  // The remaining attributes hold a string, from a fixed set for some.
+  std::optional<ArrayRef<StringRef>> allowed;
+  static constexpr StringRef dataKinds[] = {"features", "labels", "tokens",
+                                            "targets", "positions"};
+  static constexpr StringRef initKinds[] = {"zeros", "ones", "uniform",
+                                            "normal"};
+  if (name == "nn.data")
+    allowed = dataKinds;
+  else if (name == "nn.init")
+    allowed = initKinds;
+  else if (name != kParamAttrName && name != "nn.adam_m" &&
+           name != "nn.adam_v" && name != "nn.hyper" && name != "nn.master")
+    return error() << "unknown nn argument attribute '" << name << "'";
   auto value = dyn_cast<StringAttr>(attr.getValue());
   if (!value || value.getValue().empty())
-    return op->emitError() << "argument #" << argIndex << ": '" << name
-                           << "' must be a non-empty string, got "
-                           << attr.getValue();
+    return error() << "'" << name << "' must be a non-empty string, got "
+                   << attr.getValue();
+  if (allowed && !llvm::is_contained(*allowed, value.getValue()))
+    return error() << "'" << name << "' must be one of "
+                   << llvm::join(*allowed, ", ") << ", got '"
+                   << value.getValue() << "'";
   return success();
 }

@@ -61,3 +61,68 @@ SoftmaxCrossEntropyOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
       resultGrads[0], b.getI64IntegerAttr(getEffectiveDivisor()));
   return {dLogits, Value()}; // Integer labels have no gradient.
 }
+
+//===----------------------------------------------------------------------===//
+// Transformer ops
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> EmbeddingOp::buildGradients(OpBuilder &b,
+                                               ValueRange resultGrads) {
+  Value dTable = EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
+                                         getIds(), resultGrads[0]);
+  return {Value(), dTable}; // Integer ids have no gradient.
+}
+
+SmallVector<Value> LayerNormOp::buildGradients(OpBuilder &b,
+                                               ValueRange resultGrads) {
+  auto grad = LayerNormGradOp::create(
+      b, getLoc(), getInput().getType(), getGamma().getType(),
+      getGamma().getType(), getInput(), getGamma(), resultGrads[0],
+      getEpsilonAttr());
+  return {grad.getInputGrad(), grad.getGammaGrad(), grad.getBetaGrad()};
+}
+
+SmallVector<Value> RmsNormOp::buildGradients(OpBuilder &b,
+                                             ValueRange resultGrads) {
+  auto grad = RmsNormGradOp::create(b, getLoc(), getInput().getType(),
+                                    getGamma().getType(), getInput(),
+                                    getGamma(), resultGrads[0],
+                                    getEpsilonAttr());
+  return {grad.getInputGrad(), grad.getGammaGrad()};
+}
+
+SmallVector<Value> SwigluOp::buildGradients(OpBuilder &b,
+                                            ValueRange resultGrads) {
+  Type type = getGate().getType();
+  auto grad = SwigluGradOp::create(b, getLoc(), type, type, getGate(), getUp(),
+                                   resultGrads[0]);
+  return {grad.getGateGrad(), grad.getUpGrad()};
+}
+
+SmallVector<Value> RopeOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  // A rotation's transpose is the opposite rotation.
+  return {RopeOp::create(b, getLoc(), getType(), resultGrads[0],
+                         getNumHeadsAttr(), getSeqLenAttr(), getThetaAttr(),
+                         getInverse() ? UnitAttr() : b.getUnitAttr())};
+}
+
+SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b,
+                                               ValueRange resultGrads) {
+  auto grad = AttentionGradOp::create(
+      b, getLoc(), getQuery().getType(), getKey().getType(),
+      getValue().getType(), getQuery(), getKey(), getValue(), resultGrads[0],
+      getNumHeadsAttr(), getNumKvHeadsAttr(), getSeqLenAttr());
+  return {grad.getQueryGrad(), grad.getKeyGrad(), grad.getValueGrad()};
+}
+
+SmallVector<Value> SliceColsOp::buildGradients(OpBuilder &b,
+                                               ValueRange resultGrads) {
+  return {SliceColsGradOp::create(b, getLoc(), getInput().getType(),
+                                  resultGrads[0], getOffsetAttr())};
+}
+
+SmallVector<Value> CastOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  return {CastOp::create(b, getLoc(), getInput().getType(), resultGrads[0])};
+}

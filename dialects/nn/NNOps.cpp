@@ -11,9 +11,6 @@
 using namespace mlir;
 using namespace zero::nn;
 
-static RankedTensorType f32Tensor(MLIRContext *ctx, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, Float32Type::get(ctx));
-}
 
 //===----------------------------------------------------------------------===//
 // MatmulOp
@@ -32,7 +29,8 @@ RankedTensorType MatmulOp::inferResultType(Value lhs, Value rhs,
                                            bool transposeRhs) {
   int64_t rows = transposedShape(lhs, transposeLhs).first;
   int64_t cols = transposedShape(rhs, transposeRhs).second;
-  return f32Tensor(lhs.getContext(), {rows, cols});
+  return RankedTensorType::get(
+      {rows, cols}, cast<RankedTensorType>(lhs.getType()).getElementType());
 }
 
 void MatmulOp::build(OpBuilder &builder, OperationState &state, Value lhs,
@@ -71,8 +69,10 @@ LogicalResult BiasAddOp::verify() {
 
 void SumRowsOp::build(OpBuilder &builder, OperationState &state,
                       Value input) {
-  int64_t cols = cast<RankedTensorType>(input.getType()).getShape()[1];
-  build(builder, state, f32Tensor(builder.getContext(), {cols}), input);
+  auto type = cast<RankedTensorType>(input.getType());
+  build(builder, state,
+        RankedTensorType::get({type.getShape()[1]}, type.getElementType()),
+        input);
 }
 
 LogicalResult SumRowsOp::verify() {
@@ -133,6 +133,10 @@ LogicalResult AdamWOp::verify() {
   if (getEps().convertToFloat() < 0.0f ||
       getWeightDecay().convertToFloat() < 0.0f)
     return emitOpError("(C1) eps and weight_decay must not be negative");
+  if (getGrad().getType().getShape() != getParam().getType().getShape())
+    return emitOpError("(C2) the gradient ")
+           << getGrad().getType() << " must have the shape of the parameter "
+           << getParam().getType();
   return success();
 }
 

@@ -45,9 +45,13 @@ def NN_Dialect : Dialect {
 class NN_Op<string mnemonic, list<Trait> traits = []>
     : Op<NN_Dialect, mnemonic, !listconcat(traits, [Pure])>;
 
+// Activations, parameters and gradients are float32, or bfloat16 in mixed
+// precision; kernels accumulate in float32 either way. Losses, norms and
+// optimizer state are float32 always.
+def NN_FloatTensor : RankedTensorOf<[F32, BF16]>;
+def NN_FloatMatrix : 2DTensorOf<[F32, BF16]>;
+def NN_FloatVector : 1DTensorOf<[F32, BF16]>;
 def NN_F32Tensor : RankedTensorOf<[F32]>;
-def NN_F32Matrix : 2DTensorOf<[F32]>;
-def NN_F32Vector : 1DTensorOf<[F32]>;
 def NN_F32Scalar : 0DTensorOf<[F32]>;
 def NN_LabelVector : 1DTensorOf<[I32]>;
 
@@ -56,7 +60,8 @@ def NN_LabelVector : 1DTensorOf<[I32]>;
 //===----------------------------------------------------------------------===//
 
 def NN_MatmulOp : NN_Op<"matmul",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>]> {
+    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+     AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
   let summary = "matrix product of two matrices, either one transposed";
   let description = [{
     `result = op(lhs) * op(rhs)`, where `op` transposes its operand when the
@@ -73,9 +78,9 @@ def NN_MatmulOp : NN_Op<"matmul",
     - (C1) the contraction dimensions of `op(lhs)` and `op(rhs)` are equal.
     - (C2) `result` has shape `[rows of op(lhs), columns of op(rhs)]`.
   }];
-  let arguments = (ins NN_F32Matrix:$lhs, NN_F32Matrix:$rhs,
+  let arguments = (ins NN_FloatMatrix:$lhs, NN_FloatMatrix:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
-  let results = (outs NN_F32Matrix:$result);
+  let results = (outs NN_FloatMatrix:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
     attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
@@ -95,7 +100,8 @@ def NN_MatmulOp : NN_Op<"matmul",
 
 def NN_BiasAddOp : NN_Op<"bias_add",
     [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
-     AllTypesMatch<["input", "result"]>]> {
+     AllTypesMatch<["input", "result"]>,
+     AllElementTypesMatch<["input", "bias"]>]> {
   let summary = "adds a bias vector to every row of a matrix";
   let description = [{
     `result[r, c] = input[r, c] + bias[c]`.
@@ -107,8 +113,8 @@ def NN_BiasAddOp : NN_Op<"bias_add",
     Constraints:
     - (C1) `bias` has as many elements as `input` has columns.
   }];
-  let arguments = (ins NN_F32Matrix:$input, NN_F32Vector:$bias);
-  let results = (outs NN_F32Matrix:$result);
+  let arguments = (ins NN_FloatMatrix:$input, NN_FloatVector:$bias);
+  let results = (outs NN_FloatMatrix:$result);
   let assemblyFormat = [{
     $input `,` $bias attr-dict `:` type($input) `,` type($bias)
   }];
@@ -127,8 +133,8 @@ def NN_AddOp : NN_Op<"add",
     %s = nn.add %a, %b : tensor<8x3xf32>
     ```
   }];
-  let arguments = (ins NN_F32Tensor:$lhs, NN_F32Tensor:$rhs);
-  let results = (outs NN_F32Tensor:$result);
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs);
+  let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
@@ -138,8 +144,8 @@ class NN_UnaryOp<string mnemonic, string summaryText, string formula>
   let summary = summaryText;
   let description = "`result = " # formula # "`, elementwise.\n\n"
       # "```mlir\n%y = nn." # mnemonic # " %x : tensor<8x3xf32>\n```";
-  let arguments = (ins NN_F32Tensor:$input);
-  let results = (outs NN_F32Tensor:$result);
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
@@ -168,7 +174,7 @@ def NN_SoftmaxCrossEntropyOp : NN_Op<"softmax_cross_entropy",
     - (C1) `labels` has one element per row of `logits`.
     - (C2) `divisor`, when present, is positive.
   }];
-  let arguments = (ins NN_F32Matrix:$logits, NN_LabelVector:$labels,
+  let arguments = (ins NN_FloatMatrix:$logits, NN_LabelVector:$labels,
                        OptionalAttr<I64Attr>:$divisor);
   let results = (outs NN_F32Scalar:$result);
   let assemblyFormat = [{
@@ -185,7 +191,8 @@ def NN_SoftmaxCrossEntropyOp : NN_Op<"softmax_cross_entropy",
 // Backward ops (emitted by nn-autodiff)
 //===----------------------------------------------------------------------===//
 
-def NN_SumRowsOp : NN_Op<"sum_rows"> {
+def NN_SumRowsOp : NN_Op<"sum_rows",
+    [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "column sums of a matrix (the gradient of a bias)";
   let description = [{
     `result[c] = sum_r input[r, c]`.
@@ -197,8 +204,8 @@ def NN_SumRowsOp : NN_Op<"sum_rows"> {
     Constraints:
     - (C1) `result` has as many elements as `input` has columns.
   }];
-  let arguments = (ins NN_F32Matrix:$input);
-  let results = (outs NN_F32Vector:$result);
+  let arguments = (ins NN_FloatMatrix:$input);
+  let results = (outs NN_FloatVector:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let builders = [OpBuilder<(ins "::mlir::Value":$input)>];
@@ -210,8 +217,8 @@ class NN_ActivationGradOp<string mnemonic, string forward>
   let description = "`result = result_grad * d " # forward
       # "(input) / d input`, elementwise.\n\n```mlir\n%dx = nn." # mnemonic
       # " %x, %dy : tensor<8x3xf32>\n```";
-  let arguments = (ins NN_F32Tensor:$input, NN_F32Tensor:$result_grad);
-  let results = (outs NN_F32Tensor:$result);
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$result_grad);
+  let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$input `,` $result_grad attr-dict `:` type($result)";
 }
 
@@ -233,9 +240,9 @@ def NN_SoftmaxCrossEntropyGradOp : NN_Op<"softmax_cross_entropy_grad",
     - (C1) `labels` has one element per row of `logits`.
     - (C2) `divisor` is positive.
   }];
-  let arguments = (ins NN_F32Matrix:$logits, NN_LabelVector:$labels,
+  let arguments = (ins NN_FloatMatrix:$logits, NN_LabelVector:$labels,
                        NN_F32Scalar:$loss_grad, I64Attr:$divisor);
-  let results = (outs NN_F32Matrix:$result);
+  let results = (outs NN_FloatMatrix:$result);
   let assemblyFormat = [{
     $logits `,` $labels `,` $loss_grad attr-dict `:` type($logits) `,` type($labels) `,` type($loss_grad)
   }];
@@ -247,46 +254,54 @@ def NN_SoftmaxCrossEntropyGradOp : NN_Op<"softmax_cross_entropy_grad",
 //===----------------------------------------------------------------------===//
 
 def NN_AdamWOp : NN_Op<"adamw",
-    [AllTypesMatch<["param", "grad", "exp_avg", "exp_avg_sq",
+    [AllTypesMatch<["param", "exp_avg", "exp_avg_sq",
                     "new_param", "new_exp_avg", "new_exp_avg_sq"]>,
      AllTypesMatch<["lr", "step"]>]> {
   let summary = "one AdamW update of a parameter and its two moments";
   let description = [{
     Decoupled weight decay Adam, as `torch.optim.AdamW`, with bias correction
-    for the 1-based `step`:
+    for the 1-based `step`, on a float32 parameter (the master copy of a
+    bfloat16 parameter in mixed precision) and float32 moments. The gradient
+    may be bfloat16; it is scaled by `grad_scale` (gradient clipping) when
+    that operand is present:
 
     ```
-    p  = p * (1 - lr * weight_decay)
+    g  = g * grad_scale;        p = p * (1 - lr * weight_decay)
     m' = beta1 m + (1 - beta1) g;   v' = beta2 v + (1 - beta2) g^2
     p' = p - lr * (m' / (1 - beta1^step)) / (sqrt(v' / (1 - beta2^step)) + eps)
     ```
 
-    All four tensors share one type: the full parameter at stage 0, or this
-    rank's flat shard of it (with the gradient and moments sharded the same
-    way) from stage 1 on. `lr` and `step` are runtime scalars.
+    All four tensors have one shape: the whole parameter at stage 0, or this
+    rank's flat shard of it from stage 1 on. `lr` and `step` are runtime
+    scalars.
 
     ```mlir
     %p2, %m2, %v2 = nn.adamw %p, %g, %m, %v, lr = %lr, step = %step
         {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.01 : f32}
-        : tensor<96xf32>, tensor<f32>
+        : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
     ```
 
     Constraints:
     - (C1) `beta1` and `beta2` lie in [0, 1); `eps` and `weight_decay` are
       not negative.
+    - (C2) the gradient has the shape of the parameter.
   }];
-  let arguments = (ins NN_F32Tensor:$param, NN_F32Tensor:$grad,
+  let arguments = (ins NN_F32Tensor:$param, NN_FloatTensor:$grad,
                        NN_F32Tensor:$exp_avg, NN_F32Tensor:$exp_avg_sq,
                        NN_F32Scalar:$lr, NN_F32Scalar:$step,
+                       Optional<NN_F32Scalar>:$grad_scale,
                        F32Attr:$beta1, F32Attr:$beta2, F32Attr:$eps,
                        F32Attr:$weight_decay);
   let results = (outs NN_F32Tensor:$new_param, NN_F32Tensor:$new_exp_avg,
                       NN_F32Tensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` `lr` `=` $lr `,` `step` `=` $step
-    attr-dict `:` type($param) `,` type($lr)
+    (`,` `grad_scale` `=` $grad_scale^ `:` type($grad_scale))?
+    attr-dict `:` type($param) `,` type($grad) `,` type($lr)
   }];
   let hasVerifier = 1;
 }
+
+include "dialects/nn/NNTransformerOps.td"
 
 #endif // ZERO_NN_OPS

@@ -12,8 +12,8 @@ include "dialects/zero/ZeroInterfaces.td"
 class Zero_Op<string mnemonic, list<Trait> traits = []>
     : Op<Zero_Dialect, mnemonic, traits>;
 
-def Zero_Shard : 1DTensorOf<[F32]>;
-def Zero_AnyTensor : RankedTensorOf<[F32]>;
+def Zero_Shard : 1DTensorOf<[F32, BF16]>;
+def Zero_AnyTensor : RankedTensorOf<[F32, BF16]>;
 
 // Collectives read and write memory on every rank of the group, in the same
 // order everywhere: they are side-effecting so that no pass reorders,
@@ -25,7 +25,8 @@ class Zero_CollectiveOp<string mnemonic, list<Trait> traits = []>
   let hasVerifier = 1;
 }
 
-def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather"> {
+def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather",
+    [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "gathers every rank's shard into the full tensor";
   let description = [{
     Concatenates the 1-D shards of all `world_size` ranks of `group` and
@@ -47,7 +48,8 @@ def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather"> {
   }];
 }
 
-def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter"> {
+def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter",
+    [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "sums a tensor over all ranks and keeps this rank's shard";
   let description = [{
     Sums `input` elementwise over the `world_size` ranks of `group` and
@@ -90,7 +92,8 @@ def Zero_AllReduceOp : Zero_CollectiveOp<"all_reduce",
   }];
 }
 
-def Zero_LocalShardOp : Zero_Op<"local_shard", [Pure]> {
+def Zero_LocalShardOp : Zero_Op<"local_shard",
+    [Pure, AllElementTypesMatch<["input", "result"]>]> {
   let summary = "this rank's shard of a replicated tensor (no communication)";
   let description = [{
     Slices this rank's flat, zero-padded shard out of a tensor that every rank

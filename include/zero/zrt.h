@@ -28,9 +28,14 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 1
+#define ZRT_ABI_VERSION 2
 
 typedef struct zrt_context zrt_context;
+
+/* Element types of float tensors. bf16 is stored as the upper 16 bits of an
+ * IEEE float32 (round-to-nearest-even on conversion); kernels compute and
+ * accumulate in float32 whatever the storage type. */
+typedef enum zrt_dtype { ZRT_F32 = 0, ZRT_BF16 = 1 } zrt_dtype;
 
 /*===--- Program description ----------------------------------------------===*
  * A generated program exports two functions (names below). The runtime's
@@ -41,6 +46,12 @@ typedef struct zrt_context zrt_context;
  * of those buffers.
  *===----------------------------------------------------------------------===*/
 
+/* What the program trains on; decides how the runtime fills data arguments. */
+typedef enum zrt_task {
+  ZRT_TASK_CLASSIFY = 0, /* synthetic features/labels drawn from --seed      */
+  ZRT_TASK_LM = 1        /* next-token prediction on a token file (--data)   */
+} zrt_task;
+
 /* What a step-function argument holds; decides how the runtime fills it. */
 typedef enum zrt_role {
   ZRT_ROLE_FEATURES = 0, /* this rank's rows of the input batch (float32) */
@@ -49,7 +60,16 @@ typedef enum zrt_role {
   ZRT_ROLE_ADAM_M = 3,   /* AdamW first moment (full or shard), zeroed    */
   ZRT_ROLE_ADAM_V = 4,   /* AdamW second moment (full or shard), zeroed   */
   ZRT_ROLE_LR = 5,       /* scalar float32 learning rate (--lr)           */
-  ZRT_ROLE_STEP = 6      /* scalar float32 1-based step count             */
+  ZRT_ROLE_STEP = 6,     /* scalar float32 1-based step count             */
+  ZRT_ROLE_TOKENS = 7,   /* int32 token ids of this rank's sequences,
+                            [local_batch * seq_len], row-major            */
+  ZRT_ROLE_TARGETS = 8,  /* int32 next token of each position (LM labels) */
+  ZRT_ROLE_POSITIONS = 9,/* int32 position of each token in its sequence  */
+  ZRT_ROLE_MASTER = 10,  /* float32 master copy of the bf16 parameter of
+                            the same name (full or shard); initialised
+                            and loaded like that parameter                */
+  ZRT_ROLE_MAX_NORM = 11 /* scalar float32 gradient-clipping threshold
+                            (--clip-grad-norm; 0 disables clipping)       */
 } zrt_role;
 
 /* How a parameter is initialised. Values are drawn from a counter-based
@@ -58,33 +78,40 @@ typedef enum zrt_role {
 typedef enum zrt_init {
   ZRT_INIT_ZEROS = 0,
   ZRT_INIT_UNIFORM = 1, /* U(-scale, scale), e.g. 1/sqrt(fan_in) */
-  ZRT_INIT_NORMAL = 2   /* N(0, scale^2)                         */
+  ZRT_INIT_NORMAL = 2,  /* N(0, scale^2)                         */
+  ZRT_INIT_ONES = 3     /* norm gains                            */
 } zrt_init;
 
 /* Memory categories for the allocator's ledger. */
 typedef enum zrt_mem_category {
   ZRT_MEM_PARAM = 0,
   ZRT_MEM_GRAD = 1,
-  ZRT_MEM_OPTIMIZER = 2,
+  ZRT_MEM_OPTIMIZER = 2, /* moments and master weights */
   ZRT_MEM_ACTIVATION = 3,
   ZRT_MEM_COMM = 4, /* gathered copies and collective staging buffers */
   ZRT_MEM_DATA = 5,
   ZRT_MEM_NUM_CATEGORIES = 6
 } zrt_mem_category;
 
-/* Declares the program: ABI version, compiled world size and ZeRO stage, and
- * the data set shape (global batch rows, features per row, classes). */
+/* Declares the program: ABI version, compiled world size and ZeRO stage, the
+ * task, and the data shape. CLASSIFY: global_batch rows of num_features
+ * floats, num_classes classes (seq_len is 1). LM: global_batch sequences of
+ * seq_len tokens, ids below num_classes (the vocabulary size). */
 void zrt_declare_program(zrt_context *ctx, int64_t abi_version,
-                         int64_t world_size, int64_t stage,
-                         int64_t global_batch, int64_t num_features,
-                         int64_t num_classes);
+                         int64_t world_size, int64_t stage, int32_t task,
+                         int64_t global_batch, int64_t seq_len,
+                         int64_t num_features, int64_t num_classes);
 
-/* Declares step argument `index`. `numel` is the full tensor's element
- * count; `sharded` != 0 means the buffer holds this rank's shard of it
- * (ceil(numel / world_size) elements). Parameters are initialised by
- * `init` with `init_scale`; other roles ignore both. */
+/* Declares step argument `index` of element type `dtype` (labels, tokens,
+ * targets and positions are int32 whatever `dtype` says). The whole tensor
+ * has `rank` (0-4) dimensions dims[0..rank) (dim0..dim3, unused ones 0).
+ * `sharded` != 0 means the buffer holds this rank's flat shard of it
+ * (ceil(numel / world_size) elements). Parameters and masters are
+ * initialised by `init` with `init_scale`, or loaded by name (--init-from);
+ * other roles ignore both. Data arguments declare this rank's shape. */
 void zrt_declare_arg(zrt_context *ctx, int64_t index, const char *name,
-                     int32_t role, int64_t numel, int32_t sharded,
+                     int32_t role, int32_t dtype, int32_t rank, int64_t dim0,
+                     int64_t dim1, int64_t dim2, int64_t dim3, int32_t sharded,
                      int32_t init, float init_scale);
 
 /* Exported by the generated object (not by libzrt). */
@@ -100,69 +127,158 @@ void zero_program_step(zrt_context *ctx, void **args, float *loss);
 void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category);
 void zrt_free(zrt_context *ctx, void *ptr);
 
-/*===--- Kernels (CPU backend: OpenBLAS + plain loops) --------------------===*/
+/*===--- Kernels (CPU backend: OpenBLAS + plain loops) --------------------===*
+ * `dtype` is the element type of every float tensor argument of the kernel
+ * unless stated; scalars passed by pointer (loss, lr, step, norms) are always
+ * float32. "In place allowed" means an output may alias the input named.
+ *===----------------------------------------------------------------------===*/
 
 /* c[m,n] = op(a)[m,k] * op(b)[k,n]; op transposes when trans_* != 0 (a is
- * then stored k x m, b stored n x k). */
-void zrt_matmul(zrt_context *ctx, const float *a, const float *b, float *c,
-                int64_t m, int64_t n, int64_t k, int32_t trans_a,
+ * then stored k x m, b stored n x k). float32 accumulation. */
+void zrt_matmul(zrt_context *ctx, int32_t dtype, const void *a, const void *b,
+                void *c, int64_t m, int64_t n, int64_t k, int32_t trans_a,
                 int32_t trans_b);
-/* y[r,c] = x[r,c] + bias[c]. In place allowed. */
-void zrt_bias_add(zrt_context *ctx, const float *x, const float *bias,
-                  float *y, int64_t rows, int64_t cols);
+/* y[r,c] = x[r,c] + bias[c]. In place allowed (y == x). */
+void zrt_bias_add(zrt_context *ctx, int32_t dtype, const void *x,
+                  const void *bias, void *y, int64_t rows, int64_t cols);
 /* y[c] = sum_r x[r,c] (the gradient of a bias). */
-void zrt_sum_rows(zrt_context *ctx, const float *x, float *y, int64_t rows,
-                  int64_t cols);
-/* y = a + b, elementwise. In place allowed. */
-void zrt_add(zrt_context *ctx, const float *a, const float *b, float *y,
-             int64_t n);
-void zrt_relu(zrt_context *ctx, const float *x, float *y, int64_t n);
-/* dx = dy * (x > 0) */
-void zrt_relu_grad(zrt_context *ctx, const float *x, const float *dy,
-                   float *dx, int64_t n);
+void zrt_sum_rows(zrt_context *ctx, int32_t dtype, const void *x, void *y,
+                  int64_t rows, int64_t cols);
+/* y = a + b, elementwise. In place allowed (y == a or y == b). */
+void zrt_add(zrt_context *ctx, int32_t dtype, const void *a, const void *b,
+             void *y, int64_t n);
+void zrt_relu(zrt_context *ctx, int32_t dtype, const void *x, void *y,
+              int64_t n);
+/* dx = dy * (x > 0). In place allowed (dx == dy). */
+void zrt_relu_grad(zrt_context *ctx, int32_t dtype, const void *x,
+                   const void *dy, void *dx, int64_t n);
 /* GELU, tanh approximation (as GPT-2):
  * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
-void zrt_gelu(zrt_context *ctx, const float *x, float *y, int64_t n);
-void zrt_gelu_grad(zrt_context *ctx, const float *x, const float *dy,
-                   float *dx, int64_t n);
+void zrt_gelu(zrt_context *ctx, int32_t dtype, const void *x, void *y,
+              int64_t n);
+/* In place allowed (dx == dy). */
+void zrt_gelu_grad(zrt_context *ctx, int32_t dtype, const void *x,
+                   const void *dy, void *dx, int64_t n);
+/* y = silu(gate) * up, silu(g) = g * sigmoid(g) (Llama's MLP). */
+void zrt_swiglu(zrt_context *ctx, int32_t dtype, const void *gate,
+                const void *up, void *y, int64_t n);
+void zrt_swiglu_grad(zrt_context *ctx, int32_t dtype, const void *gate,
+                     const void *up, const void *dy, void *dgate, void *dup,
+                     int64_t n);
 /* loss[0] = sum_r (logsumexp(logits[r,:]) - logits[r, labels[r]]) / divisor.
- * A label outside [0, cols) stops the job with a message. */
-void zrt_softmax_xent(zrt_context *ctx, const float *logits,
+ * A label outside [0, cols) stops the job with a message. loss is float32. */
+void zrt_softmax_xent(zrt_context *ctx, int32_t dtype, const void *logits,
                       const int32_t *labels, float *loss, int64_t rows,
                       int64_t cols, float divisor);
 /* dlogits[r,c] = dloss[0] * (softmax(logits[r,:])[c] - (c == labels[r]))
- *                / divisor */
-void zrt_softmax_xent_grad(zrt_context *ctx, const float *logits,
-                           const int32_t *labels, const float *dloss,
-                           float *dlogits, int64_t rows, int64_t cols,
-                           float divisor);
-/* Decoupled-weight-decay Adam (Loshchilov & Hutter), as torch.optim.AdamW:
- *   p <- p - lr*wd*p;  m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2
+ *                / divisor. dloss is float32. */
+void zrt_softmax_xent_grad(zrt_context *ctx, int32_t dtype,
+                           const void *logits, const int32_t *labels,
+                           const float *dloss, void *dlogits, int64_t rows,
+                           int64_t cols, float divisor);
+/* out[i,:] = table[ids[i],:] for i < n; table is vocab x dim. An id outside
+ * [0, vocab) stops the job with a message naming the row and the id. */
+void zrt_embedding(zrt_context *ctx, int32_t dtype, const int32_t *ids,
+                   const void *table, void *out, int64_t n, int64_t vocab,
+                   int64_t dim);
+/* dtable = 0, then dtable[ids[i],:] += dout[i,:] (float32 accumulation). */
+void zrt_embedding_grad(zrt_context *ctx, int32_t dtype, const int32_t *ids,
+                        const void *dout, void *dtable, int64_t n,
+                        int64_t vocab, int64_t dim);
+/* Row-wise LayerNorm: y = (x - mean) / sqrt(var + eps) * gamma + beta
+ * (biased variance, as torch.nn.LayerNorm). */
+void zrt_layer_norm(zrt_context *ctx, int32_t dtype, const void *x,
+                    const void *gamma, const void *beta, void *y, int64_t rows,
+                    int64_t cols, float eps);
+/* Recomputes the row statistics; writes dx, dgamma, dbeta (the last two
+ * summed over rows). */
+void zrt_layer_norm_grad(zrt_context *ctx, int32_t dtype, const void *x,
+                         const void *gamma, const void *dy, void *dx,
+                         void *dgamma, void *dbeta, int64_t rows, int64_t cols,
+                         float eps);
+/* Row-wise RMSNorm (Llama): y = x / sqrt(mean(x^2) + eps) * gamma. */
+void zrt_rms_norm(zrt_context *ctx, int32_t dtype, const void *x,
+                  const void *gamma, void *y, int64_t rows, int64_t cols,
+                  float eps);
+void zrt_rms_norm_grad(zrt_context *ctx, int32_t dtype, const void *x,
+                       const void *gamma, const void *dy, void *dx,
+                       void *dgamma, int64_t rows, int64_t cols, float eps);
+/* Rotary position embedding on x = [batch*seq, heads*head_dim], as Hugging
+ * Face Llama (rotate_half: element i pairs with i + head_dim/2 within each
+ * head; angle pos * theta^(-2i/head_dim), pos = row % seq). `inverse` != 0
+ * rotates by the negative angle: the gradient. In place allowed. */
+void zrt_rope(zrt_context *ctx, int32_t dtype, const void *x, void *y,
+              int64_t batch, int64_t seq, int64_t heads, int64_t head_dim,
+              float theta, int32_t inverse);
+/* Causal scaled-dot-product attention with grouped-query heads.
+ * q: [batch*seq, heads*head_dim]; k, v: [batch*seq, kv_heads*head_dim];
+ * query head h reads kv head h / (heads / kv_heads); scale 1/sqrt(head_dim).
+ * out: [batch*seq, heads*head_dim]. No T x T matrix is kept. */
+void zrt_attention(zrt_context *ctx, int32_t dtype, const void *q,
+                   const void *k, const void *v, void *out, int64_t batch,
+                   int64_t seq, int64_t heads, int64_t kv_heads,
+                   int64_t head_dim);
+/* Gradients of zrt_attention (recomputing the softmax row by row). */
+void zrt_attention_grad(zrt_context *ctx, int32_t dtype, const void *q,
+                        const void *k, const void *v, const void *dout,
+                        void *dq, void *dk, void *dv, int64_t batch,
+                        int64_t seq, int64_t heads, int64_t kv_heads,
+                        int64_t head_dim);
+/* y[r, 0..size) = x[r, offset..offset+size) for r < rows; x has cols
+ * columns (the query, key and value blocks of a fused projection). */
+void zrt_slice_cols(zrt_context *ctx, int32_t dtype, const void *x, void *y,
+                    int64_t rows, int64_t cols, int64_t offset, int64_t size);
+/* The gradient of zrt_slice_cols: dx = 0 but for
+ * dx[r, offset..offset+size) = dy[r, 0..size); dx has cols columns. */
+void zrt_slice_cols_grad(zrt_context *ctx, int32_t dtype, const void *dy,
+                         void *dx, int64_t rows, int64_t cols, int64_t offset,
+                         int64_t size);
+/* dst = src converted from src_dtype to dst_dtype (bf16: round to nearest
+ * even). */
+void zrt_cast(zrt_context *ctx, int32_t src_dtype, int32_t dst_dtype,
+              const void *src, void *dst, int64_t n);
+/* out[0] = sum_i x[i]^2, in float32. */
+void zrt_sum_squares(zrt_context *ctx, int32_t dtype, const void *x,
+                     float *out, int64_t n);
+/* coef[0] = max_norm[0] > 0 ? min(1, max_norm / (sqrt(total_sq) + 1e-6)) : 1
+ * (torch.nn.utils.clip_grad_norm_). */
+void zrt_clip_coefficient(zrt_context *ctx, const float *total_sq,
+                          const float *max_norm, float *coef);
+/* Decoupled-weight-decay Adam (Loshchilov & Hutter), as torch.optim.AdamW,
+ * on float32 parameters (or master weights) p and moments m, v, with the
+ * gradient g of type `grad_dtype` scaled by grad_scale[0] (NULL means 1):
+ *   g = g * scale; p <- p - lr*wd*p; m <- b1 m + (1-b1) g; v <- b2 v + (1-b2) g^2
  *   p <- p - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
  * lr and t (the 1-based step, as float) are read from 1-element buffers.
  * p_out/m_out/v_out may equal p/m/v (in place). */
-void zrt_adamw(zrt_context *ctx, const float *p, const float *g,
-               const float *m, const float *v, float *p_out, float *m_out,
-               float *v_out, int64_t n, const float *lr, const float *step,
-               float beta1, float beta2, float eps, float weight_decay);
+void zrt_adamw(zrt_context *ctx, int32_t grad_dtype, const float *p,
+               const void *g, const float *m, const float *v, float *p_out,
+               float *m_out, float *v_out, int64_t n, const float *lr,
+               const float *step, const float *grad_scale, float beta1,
+               float beta2, float eps, float weight_decay);
 void zrt_copy(zrt_context *ctx, const void *src, void *dst, int64_t bytes);
-void zrt_fill(zrt_context *ctx, float *dst, int64_t n, float value);
+void zrt_fill(zrt_context *ctx, int32_t dtype, void *dst, int64_t n,
+              float value);
 /* shard[0..S) = this rank's slice of full[0..numel), zero padded. */
-void zrt_shard_slice(zrt_context *ctx, const float *full, float *shard,
-                     int64_t numel, int64_t shard_numel);
+void zrt_shard_slice(zrt_context *ctx, int32_t dtype, const void *full,
+                     void *shard, int64_t numel, int64_t shard_numel);
 
-/*===--- Collectives over the data-parallel group (MPI on the CPU) --------===*/
+/*===--- Collectives over the data-parallel group (MPI on the CPU) --------===*
+ * bf16 tensors travel as bf16 (2 bytes an element); sums of bf16 accumulate
+ * in float32 per pair of operands (a custom MPI_Op).
+ *===----------------------------------------------------------------------===*/
 
 /* full[0..numel) = the first numel elements of the concatenation over ranks
  * of shard[0..S) (the padding is dropped; full needs only numel elements). */
-void zrt_all_gather(zrt_context *ctx, const float *shard, float *full,
-                    int64_t numel, int64_t shard_numel);
+void zrt_all_gather(zrt_context *ctx, int32_t dtype, const void *shard,
+                    void *full, int64_t numel, int64_t shard_numel);
 /* shard[0..S) = this rank's slice of the elementwise sum over ranks of
  * full[0..numel) (zero padded to W*S). */
-void zrt_reduce_scatter(zrt_context *ctx, const float *full, float *shard,
-                        int64_t numel, int64_t shard_numel);
+void zrt_reduce_scatter(zrt_context *ctx, int32_t dtype, const void *full,
+                        void *shard, int64_t numel, int64_t shard_numel);
 /* y = elementwise sum over ranks of x. In place allowed. */
-void zrt_all_reduce(zrt_context *ctx, const float *x, float *y, int64_t n);
+void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
+                    int64_t n);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -56,6 +56,8 @@ OwningOpRef<ModuleOp> buildMLP(MLIRContext *ctx, const MLPOptions &options) {
   auto func = func::FuncOp::create(
       b, loc, "forward",
       b.getFunctionType(argTypes, {tensor({}, f32)}));
+  func.setArgAttr(0, "nn.data", b.getStringAttr("features"));
+  func.setArgAttr(1, "nn.data", b.getStringAttr("labels"));
   for (auto [i, name] : llvm::enumerate(paramNames))
     func.setArgAttr(i + 2, nn::kParamAttrName, b.getStringAttr(name));
   Block *body = func.addEntryBlock();

@@ -49,6 +49,13 @@ void destroyContext(zrt_context *ctx) {
   delete ctx;
 }
 
+int64_t ArgDesc::numel() const {
+  int64_t n = 1;
+  for (int32_t d = 0; d < rank && d < 4; ++d)
+    n *= dims[d];
+  return n;
+}
+
 int64_t shardNumel(int64_t numel, int64_t worldSize) {
   return (numel + worldSize - 1) / worldSize;
 }
@@ -62,18 +69,20 @@ using namespace zrt;
 // verdict and can leave cleanly without MPI_Abort.
 extern "C" void zrt_declare_program(zrt_context *ctx, int64_t abiVersion,
                                     int64_t worldSize, int64_t stage,
-                                    int64_t globalBatch, int64_t numFeatures,
+                                    int32_t task, int64_t globalBatch,
+                                    int64_t seqLen, int64_t numFeatures,
                                     int64_t numClasses) {
   if (ctx->program.declared)
     fatal("zrt_declare_program called twice");
-  ctx->program = {true,        abiVersion,  worldSize, stage,
-                  globalBatch, numFeatures, numClasses};
+  ctx->program = {true,        abiVersion, worldSize,   stage,     task,
+                  globalBatch, seqLen,     numFeatures, numClasses};
 }
 
 extern "C" void zrt_declare_arg(zrt_context *ctx, int64_t index,
-                                const char *name, int32_t role, int64_t numel,
-                                int32_t sharded, int32_t init,
-                                float initScale) {
+                                const char *name, int32_t role, int32_t dtype,
+                                int32_t rank, int64_t dim0, int64_t dim1,
+                                int64_t dim2, int64_t dim3, int32_t sharded,
+                                int32_t init, float initScale) {
   // A corrupt index would make the vector below absurdly large.
   if (index < 0 || index > 1000000)
     fatal("zrt_declare_arg: argument index %lld is out of range",
@@ -83,5 +92,7 @@ extern "C" void zrt_declare_arg(zrt_context *ctx, int64_t index,
   ArgDesc &arg = ctx->args[index];
   if (arg.declared)
     fatal("zrt_declare_arg: argument %lld declared twice", (long long)index);
-  arg = {true, name ? name : "", role, numel, sharded != 0, init, initScale};
+  arg = {true,     name ? name : "",         role,         dtype,
+         rank,     {dim0, dim1, dim2, dim3}, sharded != 0, init,
+         initScale};
 }

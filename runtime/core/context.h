@@ -27,20 +27,29 @@ struct ProgramDesc {
   int64_t abiVersion = 0;
   int64_t worldSize = 0;
   int64_t stage = 0;
+  int32_t task = 0;
   int64_t globalBatch = 0;
+  int64_t seqLen = 0;
   int64_t numFeatures = 0;
   int64_t numClasses = 0;
 };
 
-/// What zrt_declare_arg recorded for one step argument.
+/// What zrt_declare_arg recorded for one step argument, unchecked: the
+/// driver validates every declaration at once (program.cpp).
 struct ArgDesc {
   bool declared = false;
   std::string name;
   int32_t role = 0;
-  int64_t numel = 0;
+  int32_t dtype = 0;
+  int32_t rank = 0;
+  std::array<int64_t, 4> dims{};
   bool sharded = false;
   int32_t init = 0;
   float initScale = 0.0f;
+
+  /// Elements of the whole tensor (1 for rank 0). Only meaningful once the
+  /// rank and dims are validated.
+  int64_t numel() const;
 };
 
 /// Current and peak bytes per zrt_mem_category, plus the peak of their sum.

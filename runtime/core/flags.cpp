@@ -12,15 +12,29 @@ namespace zrt {
 std::string usage(const char *program) {
   return std::string("usage: ") + program +
          " [flags]\n"
-         "Trains the model zero-opt compiled into this program on synthetic\n"
-         "data. Start it with mpirun -np <world size it was compiled for>.\n"
+         "Trains the model zero-opt compiled into this program: a classifier\n"
+         "on synthetic data, or a language model on a token file (--data).\n"
+         "Start it with mpirun -np <world size it was compiled for>.\n"
          "\n"
          "flags:\n"
-         "  --steps=N        training steps to run (default 20)\n"
-         "  --lr=F           AdamW learning rate (default 0.001)\n"
-         "  --seed=N         seed for parameter init and data (default 1234)\n"
-         "  --quiet-memory   do not print the memory and traffic ledger\n"
-         "  --help           print this text and exit\n";
+         "  --steps=N            training steps to run (default 20); 0 only\n"
+         "                       allocates and initialises, then prints the\n"
+         "                       memory ledger\n"
+         "  --lr=F               AdamW learning rate (default 0.001)\n"
+         "  --seed=N             seed for parameter init and data (default "
+         "1234)\n"
+         "  --clip-grad-norm=F   clip the global gradient norm to F (default 0:"
+         "\n"
+         "                       off)\n"
+         "  --data=FILE          token file (llm.c format) of a language "
+         "model;\n"
+         "                       required to train one\n"
+         "  --init-from=FILE     load parameters from a .safetensors file\n"
+         "  --save=FILE          write parameters to a .safetensors file "
+         "after\n"
+         "                       the last step\n"
+         "  --quiet-memory       do not print the memory and traffic ledger\n"
+         "  --help               print this text and exit\n";
 }
 
 static bool parseInt(const std::string &text, int64_t min, int64_t &out) {
@@ -47,7 +61,8 @@ static bool parseSeed(const std::string &text, uint64_t &out) {
   return true;
 }
 
-static bool parseLr(const std::string &text, float &out) {
+/// A finite float >= 0 (--lr, --clip-grad-norm).
+static bool parseNonNegative(const std::string &text, float &out) {
   if (text.empty())
     return false;
   char *end = nullptr;
@@ -59,16 +74,38 @@ static bool parseLr(const std::string &text, float &out) {
   return true;
 }
 
+static bool isPathFlag(const std::string &flag) {
+  return flag == "--data" || flag == "--init-from" || flag == "--save";
+}
+
+static bool isValueFlag(const std::string &flag) {
+  return flag == "--steps" || flag == "--lr" || flag == "--seed" ||
+         flag == "--clip-grad-norm" || isPathFlag(flag);
+}
+
 /// Applies one flag that takes a value; false with `error` set otherwise.
 static bool applyValue(const std::string &flag, const std::string &value,
                        Options &options, std::string &error) {
+  if (isPathFlag(flag)) {
+    if (value.empty()) {
+      error = flag + " expects a file name";
+      return false;
+    }
+    (flag == "--data"        ? options.data
+     : flag == "--init-from" ? options.initFrom
+                             : options.save) = value;
+    return true;
+  }
   bool ok;
   const char *expected;
-  if (flag == "--steps") {
+  if (flag == "--clip-grad-norm") {
+    ok = parseNonNegative(value, options.clipGradNorm);
+    expected = "a non-negative number";
+  } else if (flag == "--steps") {
     ok = parseInt(value, 0, options.steps);
     expected = "a non-negative integer";
   } else if (flag == "--lr") {
-    ok = parseLr(value, options.lr);
+    ok = parseNonNegative(value, options.lr);
     expected = "a non-negative number";
   } else {
     ok = parseSeed(value, options.seed);
@@ -85,15 +122,18 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
     size_t eq = arg.find('=');
     std::string flag = arg.substr(0, eq);
     bool hasValue = eq != std::string::npos;
-    if (flag == "--help" || flag == "-h" || flag == "--quiet-memory") {
+    if (flag == "--help" || flag == "-h" || flag == "--quiet-memory" ||
+        flag == "--dump-batch") {
       if (hasValue) {
         error = flag + " takes no value";
         return false;
       }
-      (flag == "--quiet-memory" ? options.quietMemory : options.help) = true;
+      (flag == "--quiet-memory" ? options.quietMemory
+       : flag == "--dump-batch" ? options.dumpBatch
+                                : options.help) = true;
       continue;
     }
-    if (flag != "--steps" && flag != "--lr" && flag != "--seed") {
+    if (!isValueFlag(flag)) {
       error = (arg[0] == '-' ? "unknown flag '" + flag
                              : "unexpected argument '" + arg) +
               "' (see --help)";

@@ -11,8 +11,16 @@ struct Options {
   int64_t steps = 20;
   float lr = 1e-3f;
   uint64_t seed = 1234;
+  /// Gradient-clipping threshold for ZRT_ROLE_MAX_NORM; 0 disables it.
+  float clipGradNorm = 0.0f;
+  std::string data;     // token file of an LM program
+  std::string initFrom; // safetensors to load parameters from
+  std::string save;     // safetensors to write after the last step
   bool quietMemory = false;
   bool help = false;
+  /// Hidden, for tests: print the batches of the first --steps steps as
+  /// rank 0 sees them after a gather, instead of training.
+  bool dumpBatch = false;
 };
 
 /// Parses argv (both `--flag=value` and `--flag value`). Returns false and

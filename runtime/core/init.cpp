@@ -24,6 +24,8 @@ static float initValue(int32_t init, float scale, uint64_t seed, uint64_t id,
                    scale);
   case ZRT_INIT_NORMAL:
     return (float)(normalAt(seed, StreamParamInit, id, index) * scale);
+  case ZRT_INIT_ONES:
+    return 1.0f;
   }
   fatal("unknown parameter init %d", init);
 }

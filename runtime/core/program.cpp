@@ -1,31 +1,175 @@
 //===- program.cpp - Checking and materialising a declared program --------===//
+//
+// The generated code declares every argument's role, dtype and shape; the
+// runtime trusts none of it until validateProgram has checked it, because a
+// wrong size here becomes a silent out-of-bounds write in a kernel later.
+//
+//===----------------------------------------------------------------------===//
 
 #include "core/program.h"
+#include "core/convert.h"
 #include "core/init.h"
 
-#include <string>
+#include <algorithm>
+#include <map>
 
 namespace zrt {
 
 static std::string str(int64_t value) { return std::to_string(value); }
 
-static std::string validateArg(const ArgDesc &arg, int64_t index) {
-  std::string what = "argument " + str(index) + " ('" + arg.name + "')";
-  if (!arg.declared)
-    return "argument " + str(index) + " was never declared";
-  if (arg.role < ZRT_ROLE_FEATURES || arg.role > ZRT_ROLE_STEP)
-    return what + " has an unknown role " + str(arg.role);
-  bool isState = arg.role == ZRT_ROLE_PARAM || arg.role == ZRT_ROLE_ADAM_M ||
-                 arg.role == ZRT_ROLE_ADAM_V;
-  if (isState && arg.numel <= 0)
-    return what + " has " + str(arg.numel) + " elements";
-  if (arg.role == ZRT_ROLE_PARAM &&
-      (arg.init < ZRT_INIT_ZEROS || arg.init > ZRT_INIT_NORMAL))
-    return what + " has an unknown init " + str(arg.init);
+const char *roleName(int32_t role) {
+  static const char *const names[] = {
+      "features", "labels", "param",   "adam_m",    "adam_v", "lr",
+      "step",     "tokens", "targets", "positions", "master", "max_norm"};
+  if (role < 0 || role > ZRT_ROLE_MAX_NORM)
+    return "unknown role";
+  return names[role];
+}
+
+static bool isState(int32_t role) {
+  return role == ZRT_ROLE_PARAM || role == ZRT_ROLE_ADAM_M ||
+         role == ZRT_ROLE_ADAM_V || role == ZRT_ROLE_MASTER;
+}
+
+static bool isScalar(int32_t role) {
+  return role == ZRT_ROLE_LR || role == ZRT_ROLE_STEP ||
+         role == ZRT_ROLE_MAX_NORM;
+}
+
+static bool isInt32(int32_t role) {
+  return role == ZRT_ROLE_LABELS || role == ZRT_ROLE_TOKENS ||
+         role == ZRT_ROLE_TARGETS || role == ZRT_ROLE_POSITIONS;
+}
+
+std::string shapeString(const int64_t *dims, int64_t rank) {
+  std::string text = "[";
+  for (int64_t d = 0; d < rank; ++d)
+    text += (d ? ", " : "") + str(dims[d]);
+  return text + "]";
+}
+
+int64_t localBatch(const zrt_context *ctx) {
+  return ctx->program.globalBatch / ctx->worldSize;
+}
+
+int64_t elementBytes(const ArgDesc &arg) {
+  return isInt32(arg.role) ? 4 : dtypeBytes(arg.dtype);
+}
+
+/// Elements a data argument must hold on this rank for the declared task.
+static int64_t expectedDataNumel(const zrt_context *ctx, int32_t role) {
+  int64_t rows = localBatch(ctx);
+  switch (role) {
+  case ZRT_ROLE_FEATURES:
+    return rows * ctx->program.numFeatures;
+  case ZRT_ROLE_LABELS:
+    return rows;
+  }
+  return rows * ctx->program.seqLen; // tokens, targets, positions
+}
+
+static std::string validateShape(const ArgDesc &arg, const std::string &what) {
+  if (arg.rank < 0 || arg.rank > 4)
+    return what + " has rank " + str(arg.rank) + "; ranks are 0 to 4";
+  int64_t numel = 1;
+  for (int32_t d = 0; d < 4; ++d) {
+    int64_t dim = arg.dims[d];
+    if (d >= arg.rank && dim != 0)
+      return what + " has rank " + str(arg.rank) + " but a non-zero dim" +
+             str(d) + " (" + str(dim) + ")";
+    if (d < arg.rank && dim <= 0)
+      return what + " has dimension " + str(d) + " of size " + str(dim);
+    if (d < arg.rank && __builtin_mul_overflow(numel, dim, &numel))
+      return what + " has more elements than fit in 64 bits";
+  }
   return "";
 }
 
-std::string validateProgram(const zrt_context *ctx) {
+static std::string validateRole(const zrt_context *ctx, const ArgDesc &arg,
+                                const std::string &what) {
+  std::string shape = shapeString(arg.dims.data(), arg.rank);
+  bool lm = ctx->program.task == ZRT_TASK_LM;
+  if (isState(arg.role)) {
+    if (arg.role != ZRT_ROLE_PARAM && arg.dtype != ZRT_F32)
+      return what + " is " + dtypeName(arg.dtype) +
+             "; moments and master weights are f32";
+    if (arg.role == ZRT_ROLE_PARAM &&
+        (arg.init < ZRT_INIT_ZEROS || arg.init > ZRT_INIT_ONES))
+      return what + " has an unknown init " + str(arg.init);
+    if (arg.name.empty())
+      return what + " has no name; parameters are initialised and loaded "
+                    "by name";
+    return "";
+  }
+  if (arg.sharded)
+    return what + " is declared sharded; only parameters, moments and "
+                  "masters can be";
+  if (isScalar(arg.role)) {
+    if (arg.dtype != ZRT_F32 || arg.numel() != 1)
+      return what + " must be one f32 element, not " + dtypeName(arg.dtype) +
+             " " + shape;
+    return "";
+  }
+  bool lmRole = arg.role == ZRT_ROLE_TOKENS || arg.role == ZRT_ROLE_TARGETS ||
+                arg.role == ZRT_ROLE_POSITIONS;
+  if (lmRole != lm)
+    return what + " is " + roleName(arg.role) + " data, which a " +
+           (lm ? "language-model" : "classification") +
+           " program has no use for";
+  int64_t expected = expectedDataNumel(ctx, arg.role);
+  if (arg.numel() != expected)
+    return what + " has shape " + shape + " (" + str(arg.numel()) +
+           " elements) but this rank's " + roleName(arg.role) + " have " +
+           str(expected) + " elements";
+  return "";
+}
+
+static std::string validateArg(const zrt_context *ctx, const ArgDesc &arg,
+                               int64_t index) {
+  if (!arg.declared)
+    return "argument " + str(index) + " was never declared";
+  std::string what = "argument " + str(index) + " ('" + arg.name + "')";
+  if (arg.role < ZRT_ROLE_FEATURES || arg.role > ZRT_ROLE_MAX_NORM)
+    return what + " has an unknown role " + str(arg.role);
+  what = roleName(arg.role) + std::string(" ") + what;
+  if (dtypeBytes(arg.dtype) == 0)
+    return what + " has an unknown dtype " + str(arg.dtype) +
+           " (0 is f32, 1 is bf16)";
+  std::string error = validateShape(arg, what);
+  return error.empty() ? validateRole(ctx, arg, what) : error;
+}
+
+/// Names must be unique per role (a master pairs with one parameter), data
+/// and scalars come at most once, and a master mirrors a parameter's shape.
+static std::string validateTogether(const zrt_context *ctx) {
+  std::map<std::pair<int32_t, std::string>, size_t> seen;
+  for (size_t i = 0; i < ctx->args.size(); ++i) {
+    const ArgDesc &arg = ctx->args[i];
+    std::string key = isState(arg.role) ? arg.name : "";
+    auto [it, fresh] = seen.insert({{arg.role, key}, i});
+    if (!fresh)
+      return "arguments " + str(it->second) + " and " + str(i) +
+             (key.empty() ? " are both " + std::string(roleName(arg.role))
+                          : " are both the " + std::string(roleName(arg.role)) +
+                                " '" + key + "'");
+  }
+  for (size_t i = 0; i < ctx->args.size(); ++i) {
+    const ArgDesc &arg = ctx->args[i];
+    if (arg.role != ZRT_ROLE_MASTER)
+      continue;
+    int64_t p = findParam(ctx, arg.name);
+    std::string what = "master argument " + str(i) + " ('" + arg.name + "')";
+    if (p < 0)
+      return what + " has no param of the same name";
+    const ArgDesc &param = ctx->args[p];
+    if (param.rank != arg.rank || param.dims != arg.dims)
+      return what + " has shape " + shapeString(arg.dims.data(), arg.rank) +
+             " but its param has " + shapeString(param.dims.data(), param.rank);
+  }
+  return "";
+}
+
+static std::string validateHeader(const zrt_context *ctx) {
   const ProgramDesc &p = ctx->program;
   if (!p.declared)
     return "the program never called zrt_declare_program";
@@ -42,38 +186,64 @@ std::string validateProgram(const zrt_context *ctx) {
   if (p.stage < 0 || p.stage > 3)
     return "the program declares ZeRO stage " + str(p.stage) +
            "; stages are 0 to 3";
-  if (p.globalBatch <= 0 || p.numFeatures <= 0 || p.numClasses <= 0)
-    return "the program declares an empty data set (global batch " +
-           str(p.globalBatch) + ", " + str(p.numFeatures) + " features, " +
-           str(p.numClasses) + " classes)";
+  if (p.task == ZRT_TASK_CLASSIFY) {
+    if (p.globalBatch <= 0 || p.numFeatures <= 0 || p.numClasses <= 0 ||
+        p.seqLen != 1)
+      return "the program declares an empty or malformed data set (global "
+             "batch " +
+             str(p.globalBatch) + ", " + str(p.numFeatures) + " features, " +
+             str(p.numClasses) + " classes, sequence length " + str(p.seqLen) +
+             "; classification needs length 1)";
+  } else if (p.task == ZRT_TASK_LM) {
+    if (p.globalBatch <= 0 || p.seqLen <= 0 || p.numClasses <= 0)
+      return "the program declares an empty data set (global batch " +
+             str(p.globalBatch) + " sequences of " + str(p.seqLen) +
+             " tokens, vocabulary " + str(p.numClasses) + ")";
+  } else {
+    return "the program declares an unknown task " + str(p.task) +
+           " (0 is classification, 1 is language modelling)";
+  }
   if (p.globalBatch % p.worldSize != 0)
     return "the global batch of " + str(p.globalBatch) +
-           " rows is not divisible by the world size " + str(p.worldSize);
-  for (size_t i = 0; i < ctx->args.size(); ++i) {
-    std::string error = validateArg(ctx->args[i], i);
-    if (!error.empty())
-      return error;
-  }
+           (p.task == ZRT_TASK_LM ? " sequences" : " rows") +
+           " is not divisible by the world size " + str(p.worldSize);
   return "";
 }
 
-int64_t localBatch(const zrt_context *ctx) {
-  return ctx->program.globalBatch / ctx->worldSize;
+std::string validateProgram(const zrt_context *ctx) {
+  std::string error = validateHeader(ctx);
+  if (!error.empty())
+    return error;
+  for (size_t i = 0; i < ctx->args.size(); ++i) {
+    error = validateArg(ctx, ctx->args[i], i);
+    if (!error.empty())
+      return error;
+  }
+  return validateTogether(ctx);
 }
 
-static int64_t bufferBytes(const zrt_context *ctx, const ArgDesc &arg) {
-  switch (arg.role) {
-  case ZRT_ROLE_FEATURES:
-    return localBatch(ctx) * ctx->program.numFeatures * (int64_t)sizeof(float);
-  case ZRT_ROLE_LABELS:
-    return localBatch(ctx) * (int64_t)sizeof(int32_t);
-  case ZRT_ROLE_LR:
-  case ZRT_ROLE_STEP:
-    return sizeof(float);
-  }
-  int64_t numel =
-      arg.sharded ? shardNumel(arg.numel, ctx->worldSize) : arg.numel;
-  return numel * (int64_t)sizeof(float);
+int64_t findParam(const zrt_context *ctx, const std::string &name) {
+  for (size_t i = 0; i < ctx->args.size(); ++i)
+    if (ctx->args[i].role == ZRT_ROLE_PARAM && ctx->args[i].name == name)
+      return i;
+  return -1;
+}
+
+int64_t findMaster(const zrt_context *ctx, const std::string &name) {
+  for (size_t i = 0; i < ctx->args.size(); ++i)
+    if (ctx->args[i].role == ZRT_ROLE_MASTER && ctx->args[i].name == name)
+      return i;
+  return -1;
+}
+
+ArgSlice argSlice(const zrt_context *ctx, const ArgDesc &arg) {
+  if (isScalar(arg.role))
+    return {0, 1};
+  int64_t numel = arg.numel();
+  if (!arg.sharded)
+    return {0, numel};
+  int64_t s = shardNumel(numel, ctx->worldSize);
+  return {ctx->rank * s, s};
 }
 
 static int32_t bufferCategory(int32_t role) {
@@ -82,27 +252,40 @@ static int32_t bufferCategory(int32_t role) {
     return ZRT_MEM_PARAM;
   case ZRT_ROLE_ADAM_M:
   case ZRT_ROLE_ADAM_V:
+  case ZRT_ROLE_MASTER:
     return ZRT_MEM_OPTIMIZER;
   }
   return ZRT_MEM_DATA;
 }
 
-std::vector<void *> allocateArgs(zrt_context *ctx, uint64_t seed) {
+std::vector<void *> allocateArgs(zrt_context *ctx) {
   std::vector<void *> buffers;
   for (const ArgDesc &arg : ctx->args) {
-    void *buffer =
-        zrt_alloc(ctx, bufferBytes(ctx, arg), bufferCategory(arg.role));
-    buffers.push_back(buffer);
-    if (arg.role != ZRT_ROLE_PARAM)
-      continue;
-    // A shard starts at rank * S in the zero-padded full tensor.
-    int64_t count =
-        arg.sharded ? shardNumel(arg.numel, ctx->worldSize) : arg.numel;
-    int64_t first = arg.sharded ? ctx->rank * count : 0;
-    initParamSlice(arg.name.c_str(), arg.init, arg.initScale, seed, arg.numel,
-                   first, count, (float *)buffer);
+    int64_t bytes = argSlice(ctx, arg).count * elementBytes(arg);
+    buffers.push_back(zrt_alloc(ctx, bytes, bufferCategory(arg.role)));
   }
   return buffers;
+}
+
+void initParams(zrt_context *ctx, const std::vector<void *> &buffers,
+                uint64_t seed) {
+  // Chunks bound the float32 scratch a large bf16 parameter needs.
+  const int64_t chunk = 1 << 16;
+  std::vector<float> scratch;
+  for (size_t i = 0; i < ctx->args.size(); ++i) {
+    const ArgDesc &arg = ctx->args[i];
+    if (arg.role != ZRT_ROLE_PARAM && arg.role != ZRT_ROLE_MASTER)
+      continue;
+    const ArgDesc &param = ctx->args[findParam(ctx, arg.name)];
+    ArgSlice slice = argSlice(ctx, arg);
+    for (int64_t done = 0; done < slice.count; done += chunk) {
+      int64_t n = std::min(chunk, slice.count - done);
+      scratch.resize(n);
+      initParamSlice(arg.name.c_str(), param.init, param.initScale, seed,
+                     arg.numel(), slice.first + done, n, scratch.data());
+      storeFloats(arg.dtype, scratch.data(), buffers[i], done, n);
+    }
+  }
 }
 
 } // namespace zrt

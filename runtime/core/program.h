@@ -1,5 +1,4 @@
-//===- program.h - Checking and materialising a declared program -*- C++
-//-*-===//
+//===- program.h - Checking and materialising a program ---------*- C++ -*-===//
 #ifndef ZRT_CORE_PROGRAM_H
 #define ZRT_CORE_PROGRAM_H
 
@@ -15,12 +14,39 @@ namespace zrt {
 /// only on the declarations and the world size, so every rank agrees.
 std::string validateProgram(const zrt_context *ctx);
 
-/// Allocates one buffer per declared argument and initialises parameters
-/// (moments, data, lr and step buffers start zeroed).
-std::vector<void *> allocateArgs(zrt_context *ctx, uint64_t seed);
-
-/// Rows of the global batch that each rank processes.
+/// Rows (CLASSIFY) or sequences (LM) of the global batch each rank processes.
 int64_t localBatch(const zrt_context *ctx);
+
+/// "param", "adam_m", ...: how messages name a zrt_role.
+const char *roleName(int32_t role);
+
+/// The elements of a (validated) argument's whole tensor that this rank's
+/// buffer holds: [first, first + count) of the tensor padded to W*S.
+struct ArgSlice {
+  int64_t first;
+  int64_t count;
+};
+ArgSlice argSlice(const zrt_context *ctx, const ArgDesc &arg);
+
+/// Bytes of one element of the buffer of `arg` (int32 roles are 4 bytes).
+int64_t elementBytes(const ArgDesc &arg);
+
+/// The PARAM a MASTER mirrors (or the PARAM itself), by name; -1 if none.
+int64_t findParam(const zrt_context *ctx, const std::string &name);
+/// The MASTER of the PARAM named `name`, or -1.
+int64_t findMaster(const zrt_context *ctx, const std::string &name);
+
+/// "[2, 3]": a shape as messages print it.
+std::string shapeString(const int64_t *dims, int64_t rank);
+
+/// Allocates one zero-filled buffer per declared argument, charged to the
+/// ledger category of its role.
+std::vector<void *> allocateArgs(zrt_context *ctx);
+
+/// Initialises every PARAM and MASTER from the counter-based generator; a
+/// MASTER takes its PARAM's init, so both hold the same values.
+void initParams(zrt_context *ctx, const std::vector<void *> &buffers,
+                uint64_t seed);
 
 } // namespace zrt
 

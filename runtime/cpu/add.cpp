@@ -1,9 +1,14 @@
 //===- add.cpp - Elementwise add (residuals, gradient accumulation) -------===//
 
-#include "zero/zrt.h"
+#include "cpu/dtype.h"
 
-extern "C" void zrt_add(zrt_context *, const float *a, const float *b, float *y,
-                        int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = a[i] + b[i];
+using namespace zrt;
+
+extern "C" void zrt_add(zrt_context *, int32_t dtype, const void *a,
+                        const void *b, void *y, int64_t n) {
+  dispatchDtype("zrt_add", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < n; ++i)
+      store((T *)y, i, load((const T *)a, i) + load((const T *)b, i));
+  });
 }

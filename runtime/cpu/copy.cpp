@@ -1,9 +1,14 @@
-//===- copy.cpp - Copy, fill and taking this rank's shard -----------------===//
+//===- copy.cpp - Copy, fill, cast and taking this rank's shard -----------===//
 
 #include "core/check.h"
 #include "core/context.h"
+#include "cpu/dtype.h"
 
+#include <algorithm>
 #include <cstring>
+#include <type_traits>
+
+using namespace zrt;
 
 extern "C" void zrt_copy(zrt_context *, const void *src, void *dst,
                          int64_t bytes) {
@@ -11,18 +16,43 @@ extern "C" void zrt_copy(zrt_context *, const void *src, void *dst,
     std::memmove(dst, src, bytes);
 }
 
-extern "C" void zrt_fill(zrt_context *, float *dst, int64_t n, float value) {
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = value;
+extern "C" void zrt_fill(zrt_context *, int32_t dtype, void *dst, int64_t n,
+                         float value) {
+  dispatchDtype("zrt_fill", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < n; ++i)
+      store((T *)dst, i, value);
+  });
 }
 
-extern "C" void zrt_shard_slice(zrt_context *ctx, const float *full,
-                                float *shard, int64_t numel,
+extern "C" void zrt_cast(zrt_context *, int32_t srcDtype, int32_t dstDtype,
+                         const void *src, void *dst, int64_t n) {
+  dispatchDtype("zrt_cast", srcDtype, [&](auto srcTag) {
+    using S = decltype(srcTag);
+    dispatchDtype("zrt_cast", dstDtype, [&](auto dstTag) {
+      using D = decltype(dstTag);
+      if constexpr (std::is_same_v<S, D>) {
+        if (n > 0 && src != dst)
+          std::memmove(dst, src, n * sizeof(S));
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          store((D *)dst, i, load((const S *)src, i));
+      }
+    });
+  });
+}
+
+extern "C" void zrt_shard_slice(zrt_context *ctx, int32_t dtype,
+                                const void *full, void *shard, int64_t numel,
                                 int64_t shardNumel) {
-  if (shardNumel * ctx->worldSize < numel)
-    zrt::fatal("zrt_shard_slice: %d shards of %lld elements cannot hold %lld",
-               ctx->worldSize, (long long)shardNumel, (long long)numel);
+  int64_t size = dtypeSize("zrt_shard_slice", dtype);
+  if (numel < 0 || shardNumel < 0 || shardNumel * ctx->worldSize < numel)
+    fatal("zrt_shard_slice: %d shards of %lld elements cannot hold %lld",
+          ctx->worldSize, (long long)shardNumel, (long long)numel);
   int64_t first = (int64_t)ctx->rank * shardNumel;
-  for (int64_t i = 0; i < shardNumel; ++i)
-    shard[i] = first + i < numel ? full[first + i] : 0.0f;
+  int64_t kept = std::max<int64_t>(0, std::min(shardNumel, numel - first));
+  if (kept > 0)
+    std::memcpy(shard, (const char *)full + first * size, kept * size);
+  // Zero bits are 0.0 in both float32 and bf16.
+  std::memset((char *)shard + kept * size, 0, (shardNumel - kept) * size);
 }

@@ -1,14 +1,26 @@
 //===- relu.cpp - ReLU forward and backward -------------------------------===//
 
-#include "zero/zrt.h"
+#include "cpu/dtype.h"
 
-extern "C" void zrt_relu(zrt_context *, const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+using namespace zrt;
+
+extern "C" void zrt_relu(zrt_context *, int32_t dtype, const void *x, void *y,
+                         int64_t n) {
+  dispatchDtype("zrt_relu", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < n; ++i) {
+      float v = load((const T *)x, i);
+      store((T *)y, i, v > 0.0f ? v : 0.0f);
+    }
+  });
 }
 
-extern "C" void zrt_relu_grad(zrt_context *, const float *x, const float *dy,
-                              float *dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+extern "C" void zrt_relu_grad(zrt_context *, int32_t dtype, const void *x,
+                              const void *dy, void *dx, int64_t n) {
+  dispatchDtype("zrt_relu_grad", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < n; ++i)
+      store((T *)dx, i,
+            load((const T *)x, i) > 0.0f ? load((const T *)dy, i) : 0.0f);
+  });
 }

@@ -3,13 +3,17 @@
 // Both directions subtract the row maximum before exponentiating, so large
 // logits cannot overflow. Row sums accumulate in double: the loss is a sum
 // over the whole local batch and should not depend on its size for accuracy.
+// The loss and its incoming gradient are float32 whatever the logits' dtype.
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
-#include "zero/zrt.h"
+#include "cpu/dtype.h"
 
+#include <algorithm>
 #include <cmath>
+
+using namespace zrt;
 
 /// Stops the job on the first label outside [0, cols); one rank may be the
 /// only one holding a bad row, hence fatal (MPI_Abort) rather than exit.
@@ -17,53 +21,62 @@ static void checkLabels(const char *kernel, const int32_t *labels, int64_t rows,
                         int64_t cols) {
   for (int64_t r = 0; r < rows; ++r)
     if (labels[r] < 0 || labels[r] >= cols)
-      zrt::fatal("%s: label %d in row %lld is outside [0, %lld)", kernel,
-                 labels[r], (long long)r, (long long)cols);
+      fatal("%s: label %d in row %lld is outside [0, %lld)", kernel, labels[r],
+            (long long)r, (long long)cols);
 }
 
 /// log(sum_c exp(row[c] - max)) and max, for one row.
-static void rowLogSumExp(const float *row, int64_t cols, float &max,
+template <typename T>
+static void rowLogSumExp(const T *row, int64_t cols, float &max,
                          double &logSum) {
-  max = row[0];
+  max = load(row, 0);
   for (int64_t c = 1; c < cols; ++c)
-    max = row[c] > max ? row[c] : max;
+    max = std::max(max, load(row, c));
   double sum = 0.0;
   for (int64_t c = 0; c < cols; ++c)
-    sum += std::exp((double)(row[c] - max));
+    sum += std::exp((double)(load(row, c) - max));
   logSum = std::log(sum);
 }
 
-extern "C" void zrt_softmax_xent(zrt_context *, const float *logits,
-                                 const int32_t *labels, float *loss,
-                                 int64_t rows, int64_t cols, float divisor) {
+extern "C" void zrt_softmax_xent(zrt_context *, int32_t dtype,
+                                 const void *logits, const int32_t *labels,
+                                 float *loss, int64_t rows, int64_t cols,
+                                 float divisor) {
   checkLabels("zrt_softmax_xent", labels, rows, cols);
-  double total = 0.0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *row = logits + r * cols;
-    float max;
-    double logSum;
-    rowLogSumExp(row, cols, max, logSum);
-    total += (double)max + logSum - (double)row[labels[r]];
-  }
-  loss[0] = (float)(total / divisor);
+  dispatchDtype("zrt_softmax_xent", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    double total = 0.0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *row = (const T *)logits + r * cols;
+      float max;
+      double logSum;
+      rowLogSumExp(row, cols, max, logSum);
+      total += (double)max + logSum - (double)load(row, labels[r]);
+    }
+    loss[0] = (float)(total / divisor);
+  });
 }
 
-extern "C" void zrt_softmax_xent_grad(zrt_context *, const float *logits,
-                                      const int32_t *labels, const float *dloss,
-                                      float *dlogits, int64_t rows,
-                                      int64_t cols, float divisor) {
+extern "C" void zrt_softmax_xent_grad(zrt_context *, int32_t dtype,
+                                      const void *logits, const int32_t *labels,
+                                      const float *dloss, void *dlogits,
+                                      int64_t rows, int64_t cols,
+                                      float divisor) {
   checkLabels("zrt_softmax_xent_grad", labels, rows, cols);
-  double scale = (double)dloss[0] / divisor;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *row = logits + r * cols;
-    float *out = dlogits + r * cols;
-    float max;
-    double logSum;
-    rowLogSumExp(row, cols, max, logSum);
-    // Each element is read before it is written: dlogits may alias logits.
-    for (int64_t c = 0; c < cols; ++c) {
-      double p = std::exp((double)(row[c] - max) - logSum);
-      out[c] = (float)(scale * (p - (c == labels[r] ? 1.0 : 0.0)));
+  dispatchDtype("zrt_softmax_xent_grad", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    double scale = (double)dloss[0] / divisor;
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *row = (const T *)logits + r * cols;
+      T *out = (T *)dlogits + r * cols;
+      float max;
+      double logSum;
+      rowLogSumExp(row, cols, max, logSum);
+      // Each element is read before it is written: dlogits may alias logits.
+      for (int64_t c = 0; c < cols; ++c) {
+        double p = std::exp((double)(load(row, c) - max) - logSum);
+        store(out, c, (float)(scale * (p - (c == labels[r] ? 1.0 : 0.0))));
+      }
     }
-  }
+  });
 }

@@ -10,7 +10,7 @@
 // CHECK-SAME: %[[LR:[^:]*]]: tensor<f32> {nn.hyper = "lr"}, %[[STEP:[^:]*]]: tensor<f32> {nn.hyper = "step"})
 // CHECK-SAME: -> (tensor<f32>, tensor<3x5xf32> {zero.updates = 2 : i64}, tensor<5xf32> {zero.updates = 3 : i64}, tensor<3x5xf32> {zero.updates = 4 : i64}, tensor<5xf32> {zero.updates = 6 : i64}, tensor<3x5xf32> {zero.updates = 5 : i64}, tensor<5xf32> {zero.updates = 7 : i64})
 // CHECK: %[[DW:.*]] = nn.matmul %{{.*}}, %{{.*}} transpose_lhs
-// CHECK: %[[PW:.*]], %[[NMW:.*]], %[[NVW:.*]] = nn.adamw %[[W]], %[[DW]], %[[MW]], %[[VW]], lr = %[[LR]], step = %[[STEP]] {beta1 = 8.000000e-01 : f32, beta2 = 9.990000e-01 : f32, eps = 9.99999993E-9 : f32, weight_decay = 1.000000e-01 : f32} : tensor<3x5xf32>, tensor<f32>
+// CHECK: %[[PW:.*]], %[[NMW:.*]], %[[NVW:.*]] = nn.adamw %[[W]], %[[DW]], %[[MW]], %[[VW]], lr = %[[LR]], step = %[[STEP]] {beta1 = 8.000000e-01 : f32, beta2 = 9.990000e-01 : f32, eps = 9.99999993E-9 : f32, weight_decay = 1.000000e-01 : f32} : tensor<3x5xf32>, tensor<3x5xf32>, tensor<f32>
 // CHECK: %[[PB:.*]], %[[NMB:.*]], %[[NVB:.*]] = nn.adamw %[[B]], %{{.*}}, %[[MB]], %[[VB]], lr = %[[LR]], step = %[[STEP]]
 // CHECK: return %{{.*}}, %[[PW]], %[[PB]], %[[NMW]], %[[NMB]], %[[NVW]], %[[NVB]]
 func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,

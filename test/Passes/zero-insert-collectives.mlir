@@ -7,7 +7,7 @@
 // S0-NOT: zero.reduce_scatter
 // S0-NOT: zero.all_gather
 // S0: %[[G:.*]] = zero.all_reduce %{{.*}} over "dp"(2) : tensor<3x5xf32>
-// S0-NEXT: nn.adamw %{{.*}}, %[[G]], {{.*}} : tensor<3x5xf32>, tensor<f32>
+// S0-NEXT: nn.adamw %{{.*}}, %[[G]], {{.*}} : tensor<3x5xf32>, tensor<3x5xf32>, tensor<f32>
 // S0: %[[LOSS:.*]] = zero.all_reduce %{{.*}} over "dp"(2) : tensor<f32>
 // S0-NEXT: return %[[LOSS]]
 
@@ -19,7 +19,7 @@
 // S2-NOT: zero.all_reduce %{{.*}} : tensor<3x5xf32>
 // S2: %[[G:.*]] = zero.reduce_scatter %{{.*}} over "dp"(2) : tensor<3x5xf32> -> tensor<8xf32>
 // S2-NEXT: %[[P:.*]] = zero.local_shard %[[W0]] over "dp"(2) : tensor<3x5xf32> -> tensor<8xf32>
-// S2-NEXT: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw %[[P]], %[[G]], {{.*}} : tensor<8xf32>, tensor<f32>
+// S2-NEXT: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw %[[P]], %[[G]], {{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<f32>
 // S2-NEXT: %[[FULL:.*]] = zero.all_gather %[[NEW]] over "dp"(2) : tensor<8xf32> -> tensor<3x5xf32>
 // S2: return %{{.*}}, %[[FULL]],
 
@@ -46,7 +46,7 @@
 // batch, which is dead: no second gather for it.
 // S3-NOT: zero.all_gather %[[W0]]
 // S3: %[[G0:.*]] = zero.reduce_scatter %{{.*}} over "dp"(2) : tensor<3x5xf32> -> tensor<8xf32>
-// S3-NEXT: nn.adamw %[[W0]], %[[G0]], {{.*}} : tensor<8xf32>, tensor<f32>
+// S3-NEXT: nn.adamw %[[W0]], %[[G0]], {{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<f32>
 // S3-NOT: zero.local_shard
 // S3-NOT: zero.all_gather
 // S3: return

@@ -10,6 +10,7 @@
 #include "dialects/zero/ZeroDialect.h"
 #include "lib/Codegen/Codegen.h"
 #include "lib/Frontend/MLPModel.h"
+#include "lib/Frontend/TransformerModel.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -38,9 +39,24 @@ enum class EmitKind { Auto, MLIR, LLVM, Object, Executable };
 cl::OptionCategory zeroCategory("zero-opt options");
 
 cl::opt<std::string> modelName(
-    "model", cl::desc("Build a built-in model instead of reading an input "
-                      "file (mlp)"),
+    "model",
+    cl::desc("Build a built-in model instead of reading an input file: mlp, "
+             "gpt2-tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, "
+             "llama-1b"),
     cl::value_desc("name"), cl::cat(zeroCategory));
+cl::opt<std::string> modelConfig(
+    "model-config",
+    cl::desc("Build the model of a Hugging Face config.json (GPT2Config or "
+             "LlamaConfig)"),
+    cl::value_desc("config.json"), cl::cat(zeroCategory));
+cl::opt<int64_t> seqLen("seq-len",
+                        cl::desc("Language models: tokens per sequence"),
+                        cl::init(64), cl::cat(zeroCategory));
+cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Language models: fp32, or bf16 (bfloat16 parameters, "
+             "activations and gradients with float32 master weights)"),
+    cl::init("fp32"), cl::cat(zeroCategory));
 cl::opt<int> stage("stage",
                    cl::desc("Run the whole pipeline of ZeRO stage N (0-3), "
                             "from @forward to the LLVM dialect"),
@@ -78,9 +94,10 @@ cl::opt<std::string> mlpActivation("mlp-activation",
                                    cl::desc("MLP: relu or gelu"),
                                    cl::init("relu"), cl::cat(zeroCategory));
 cl::opt<int64_t> batch("batch",
-                       cl::desc("Global batch: examples per step over all "
-                                "ranks"),
-                       cl::init(24), cl::cat(zeroCategory));
+                       cl::desc("Global batch: examples (mlp) or sequences "
+                                "(language models) per step over all ranks; "
+                                "24 and 8 by default"),
+                       cl::cat(zeroCategory));
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "zero-opt: error: " << message << "\n";
@@ -168,10 +185,51 @@ bool checkNestingDepth(const llvm::MemoryBuffer &buffer) {
   return true;
 }
 
-/// The input: a preset model printed as MLIR, or the input file.
+/// The transformer configuration of --model or --model-config, if any.
+std::optional<llvm::Expected<zero::TransformerConfig>> transformerConfig() {
+  if (!modelConfig.empty())
+    return zero::parseHFConfig(modelConfig);
+  if (std::optional<zero::TransformerConfig> preset =
+          zero::getPresetConfig(modelName))
+    return llvm::Expected<zero::TransformerConfig>(*preset);
+  return std::nullopt;
+}
+
+/// Builds the module of --model / --model-config, or reports why not.
+OwningOpRef<ModuleOp> buildModel(MLIRContext &ctx) {
+  Location loc = NameLoc::get(StringAttr::get(&ctx, "model"));
+  if (auto config = transformerConfig()) {
+    if (!*config) {
+      fail(llvm::toString(config->takeError()));
+      return nullptr;
+    }
+    if (precision != "fp32" && precision != "bf16") {
+      fail("--precision=" + precision + " is not known; use fp32 or bf16");
+      return nullptr;
+    }
+    zero::LMTrainShape shape;
+    shape.batch = batch.getNumOccurrences() ? batch.getValue() : 8;
+    shape.seqLen = seqLen;
+    shape.bf16 = precision == "bf16";
+    return zero::buildTransformer(&ctx, **config, shape, loc);
+  }
+  if (modelName != "mlp") {
+    fail("--model=" + modelName + " is not a known model; known: " +
+         zero::presetNames());
+    return nullptr;
+  }
+  zero::MLPOptions options{mlpHiddenLayers, mlpWidth, mlpFeatures,
+                           mlpClasses,
+                           batch.getNumOccurrences() ? batch.getValue() : 24,
+                           mlpActivation};
+  return zero::buildMLP(&ctx, options);
+}
+
+/// The input: a built model printed as MLIR, or the input file.
 std::unique_ptr<llvm::MemoryBuffer> loadInput(StringRef inputFilename,
                                               DialectRegistry &registry) {
-  if (modelName.empty()) {
+  bool fromModel = !modelName.empty() || !modelConfig.empty();
+  if (!fromModel) {
     std::string error;
     auto file = openInputFile(inputFilename, &error);
     if (!file)
@@ -181,27 +239,27 @@ std::unique_ptr<llvm::MemoryBuffer> loadInput(StringRef inputFilename,
     return file;
   }
   if (inputFilename != "-") {
-    fail("give either --model or an input file, not both");
+    fail("give either --model/--model-config or an input file, not both");
     return nullptr;
   }
-  if (modelName != "mlp") {
-    fail("--model=" + modelName + " is not a known model; known: mlp");
+  if (!modelName.empty() && !modelConfig.empty()) {
+    fail("give either --model or --model-config, not both");
     return nullptr;
   }
   MLIRContext ctx(registry);
-  ScopedDiagnosticHandler reportOptionErrors(&ctx, [](Diagnostic &diag) {
-    fail("--model=" + modelName + ": " + diag.str());
+  std::string source = modelConfig.empty() ? "--model=" + modelName
+                                           : "--model-config=" + modelConfig;
+  ScopedDiagnosticHandler reportOptionErrors(&ctx, [&](Diagnostic &diag) {
+    fail(source + ": " + diag.str());
     return success();
   });
-  zero::MLPOptions options{mlpHiddenLayers, mlpWidth, mlpFeatures,
-                     mlpClasses,      batch,    mlpActivation};
-  OwningOpRef<ModuleOp> module = zero::buildMLP(&ctx, options);
+  OwningOpRef<ModuleOp> module = buildModel(ctx);
   if (!module)
     return nullptr;
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os, OpPrintingFlags().enableDebugInfo(false));
-  return llvm::MemoryBuffer::getMemBufferCopy(text, "<model:" + modelName + ">");
+  return llvm::MemoryBuffer::getMemBufferCopy(text, "<" + source + ">");
 }
 
 /// Runs the configured passes on the input, then translates, compiles or

@@ -26,7 +26,7 @@ func.func @matmul_c2(%a: tensor<8x4xf32>, %b: tensor<4x3xf32>) -> tensor<8x5xf32
 // -----
 
 func.func @matmul_rank(%a: tensor<8xf32>, %b: tensor<4x3xf32>) {
-  // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float values}}
+  // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float or bfloat16 type values}}
   %c = nn.matmul %a, %b : tensor<8xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
   return
 }
@@ -94,7 +94,7 @@ func.func @adamw_c1(%p: tensor<9xf32>, %lr: tensor<f32>) {
   // expected-error @+1 {{'nn.adamw' op (C1) beta1 and beta2 must lie in [0, 1), got 1.000000e+00 and 9.990000e-01}}
   %a, %b, %c = nn.adamw %p, %p, %p, %p, lr = %lr, step = %lr
       {beta1 = 1.0 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.0 : f32}
-      : tensor<9xf32>, tensor<f32>
+      : tensor<9xf32>, tensor<9xf32>, tensor<f32>
   return
 }
 
@@ -104,7 +104,7 @@ func.func @adamw_c1_eps(%p: tensor<9xf32>, %lr: tensor<f32>) {
   // expected-error @+1 {{'nn.adamw' op (C1) eps and weight_decay must not be negative}}
   %a, %b, %c = nn.adamw %p, %p, %p, %p, lr = %lr, step = %lr
       {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = -1.0 : f32, weight_decay = 0.0 : f32}
-      : tensor<9xf32>, tensor<f32>
+      : tensor<9xf32>, tensor<9xf32>, tensor<f32>
   return
 }
 

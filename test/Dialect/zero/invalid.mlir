@@ -18,7 +18,7 @@ func.func @all_gather_c2(%s: tensor<96xf32>) {
 // -----
 
 func.func @all_gather_shard_rank(%s: tensor<5x19xf32>) {
-  // expected-error @+1 {{operand #0 must be 1D tensor of 32-bit float values}}
+  // expected-error @+1 {{operand #0 must be 1D tensor of 32-bit float or bfloat16 type values}}
   %f = zero.all_gather %s over "dp"(4) : tensor<5x19xf32> -> tensor<19x20xf32>
   return
 }

@@ -196,7 +196,8 @@ def expected_comm(stage, world, params, steps):
     The runtime counts (runtime/cpu/collectives.cpp) per rank, by formula
     (also at world size 1): all_gather and reduce_scatter move the padded
     tensor, W * ceil(n/W) floats; all_reduce moves 2n floats. Every stage
-    all-reduces the 1-float loss once per step.
+    all-reduces the 1-float loss once per step; stages 1-3 also all-reduce
+    the 1-float sum of squared gradient shards (global-norm clipping).
 
       stage 0: one all_reduce per gradient              -> 2 Psi (+ loss)
       stage 1/2: one reduce_scatter per gradient and one all_gather of each
@@ -221,6 +222,8 @@ def expected_comm(stage, world, params, steps):
         calls_per[kind] += 1
 
     add("all_reduce", 2 * 1)  # the loss
+    if stage >= 1:
+        add("all_reduce", 2 * 1)  # the squared norm of the gradient shards
     if stage == 0:
         for n in tensors:
             add("all_reduce", 2 * n)

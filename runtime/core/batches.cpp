@@ -1,0 +1,127 @@
+//===- batches.cpp - Filling the data and scalar arguments of a step ------===//
+
+#include "core/batches.h"
+#include "core/check.h"
+#include "core/convert.h"
+#include "core/program.h"
+
+#include <climits>
+#include <cstdio>
+
+namespace zrt {
+
+Batches::Batches(zrt_context *ctx, uint64_t seed) : ctx(ctx) {
+  const ProgramDesc &p = ctx->program;
+  if (p.task == ZRT_TASK_CLASSIFY)
+    synthetic =
+        std::make_unique<SyntheticData>(seed, p.numFeatures, p.numClasses);
+}
+
+std::string Batches::openTokens(const std::string &path) {
+  return tokens.open(path, ctx->program.numClasses, ctx->program.seqLen,
+                     ctx->rank, ctx->worldSize);
+}
+
+void Batches::fillClassify(int64_t step, const std::vector<void *> &buffers) {
+  int64_t rows = localBatch(ctx), numFeatures = ctx->program.numFeatures;
+  // Scratch for whichever of features/labels the program does not take,
+  // and for features the program wants in bf16.
+  std::vector<float> features(rows * numFeatures);
+  std::vector<int32_t> spareLabels(rows);
+  int32_t *labels = spareLabels.data();
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (ctx->args[i].role == ZRT_ROLE_LABELS)
+      labels = (int32_t *)buffers[i];
+  int64_t firstSample = step * ctx->program.globalBatch + ctx->rank * rows;
+  synthetic->fill(firstSample, rows, features.data(), labels);
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (ctx->args[i].role == ZRT_ROLE_FEATURES)
+      storeFloats(ctx->args[i].dtype, features.data(), buffers[i], 0,
+                  features.size());
+}
+
+void Batches::fillLm(int64_t step, const std::vector<void *> &buffers) {
+  int32_t *slots[3] = {nullptr, nullptr, nullptr};
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    int32_t role = ctx->args[i].role;
+    if (role >= ZRT_ROLE_TOKENS && role <= ZRT_ROLE_POSITIONS)
+      slots[role - ZRT_ROLE_TOKENS] = (int32_t *)buffers[i];
+  }
+  int64_t rows = localBatch(ctx);
+  tokens.fill(step, ctx->rank * rows, rows, ctx->program.globalBatch,
+              ctx->program.seqLen, slots[0], slots[1], slots[2]);
+}
+
+void Batches::fill(int64_t step, const std::vector<void *> &buffers,
+                   const Options &options) {
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    float *scalar = (float *)buffers[i];
+    switch (ctx->args[i].role) {
+    case ZRT_ROLE_LR:
+      *scalar = options.lr;
+      break;
+    case ZRT_ROLE_STEP:
+      *scalar = (float)(step + 1);
+      break;
+    case ZRT_ROLE_MAX_NORM:
+      *scalar = options.clipGradNorm;
+      break;
+    }
+  }
+  if (synthetic)
+    fillClassify(step, buffers);
+  else
+    fillLm(step, buffers);
+}
+
+void Batches::printRows(int64_t step, const ArgDesc &arg, const void *buffer) {
+  int64_t bytes = arg.numel() * elementBytes(arg);
+  if (bytes > INT_MAX)
+    fatal("--dump-batch: argument '%s' is too large to gather",
+          arg.name.c_str());
+  std::vector<char> all(ctx->rank == 0 ? bytes * ctx->worldSize : 0);
+  ZRT_MPI_CHECK(MPI_Gather(buffer, (int)bytes, MPI_BYTE, all.data(), (int)bytes,
+                           MPI_BYTE, 0, ctx->comm));
+  if (ctx->rank != 0)
+    return;
+  int64_t rows = ctx->program.globalBatch;
+  int64_t perRow = arg.numel() / localBatch(ctx);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::printf("batch step %lld row %lld %s:", (long long)step + 1,
+                (long long)r, roleName(arg.role));
+    for (int64_t j = 0; j < perRow; ++j) {
+      int64_t index = r * perRow + j;
+      if (elementBytes(arg) == 4 && arg.role != ZRT_ROLE_FEATURES)
+        std::printf(" %d", ((const int32_t *)all.data())[index]);
+      else if (arg.dtype == ZRT_BF16)
+        std::printf(" %.9g",
+                    bf16BitsToFloat(((const uint16_t *)all.data())[index]));
+      else
+        std::printf(" %.9g", ((const float *)all.data())[index]);
+    }
+    std::printf("\n");
+  }
+}
+
+void Batches::dump(int64_t steps, const std::vector<void *> &buffers,
+                   const Options &options) {
+  const ProgramDesc &p = ctx->program;
+  for (int64_t step = 0; step < steps; ++step) {
+    fill(step, buffers, options);
+    if (ctx->rank == 0 && !synthetic)
+      for (int64_t r = 0; r < p.globalBatch; ++r)
+        std::printf(
+            "batch step %lld row %lld start %lld\n", (long long)step + 1,
+            (long long)r,
+            (long long)tokens.rowStart(step, r, p.globalBatch, p.seqLen));
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      int32_t role = ctx->args[i].role;
+      if (role == ZRT_ROLE_FEATURES || role == ZRT_ROLE_LABELS ||
+          (role >= ZRT_ROLE_TOKENS && role <= ZRT_ROLE_POSITIONS))
+        printRows(step, ctx->args[i], buffers[i]);
+    }
+  }
+  std::fflush(stdout);
+}
+
+} // namespace zrt

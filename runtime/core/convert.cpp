@@ -1,0 +1,73 @@
+//===- convert.cpp - Element types as the core sees them ------------------===//
+
+#include "core/convert.h"
+
+#include "zero/zrt.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace zrt {
+
+uint16_t floatToBf16Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  // Rounding a NaN whose payload sits in the low half would make infinity.
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((bits >> 16) | 0x0040u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return (uint16_t)(bits >> 16);
+}
+
+float bf16BitsToFloat(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+
+float f16BitsToFloat(uint16_t bits) {
+  int sign = bits >> 15, exponent = (bits >> 10) & 0x1f,
+      mantissa = bits & 0x3ff;
+  float magnitude;
+  if (exponent == 0)
+    magnitude = std::ldexp((float)mantissa, -24);
+  else if (exponent == 31)
+    magnitude = mantissa ? NAN : INFINITY;
+  else
+    magnitude = std::ldexp((float)(mantissa | 0x400), exponent - 25);
+  return sign ? -magnitude : magnitude;
+}
+
+int64_t dtypeBytes(int32_t dtype) {
+  switch (dtype) {
+  case ZRT_F32:
+    return 4;
+  case ZRT_BF16:
+    return 2;
+  }
+  return 0;
+}
+
+const char *dtypeName(int32_t dtype) {
+  switch (dtype) {
+  case ZRT_F32:
+    return "f32";
+  case ZRT_BF16:
+    return "bf16";
+  }
+  return "unknown dtype";
+}
+
+void storeFloats(int32_t dtype, const float *src, void *dst, int64_t first,
+                 int64_t count) {
+  if (dtype == ZRT_BF16) {
+    uint16_t *out = (uint16_t *)dst + first;
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = floatToBf16Bits(src[i]);
+    return;
+  }
+  std::memcpy((float *)dst + first, src, count * sizeof(float));
+}
+
+} // namespace zrt

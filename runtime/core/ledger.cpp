@@ -1,0 +1,56 @@
+//===- ledger.cpp - The exit report: memory, traffic, throughput ----------===//
+
+#include "core/ledger.h"
+#include "core/check.h"
+
+#include <cstdio>
+#include <vector>
+
+namespace zrt {
+
+static int64_t maxOverRanks(zrt_context *ctx, int64_t value) {
+  int64_t result = value;
+  ZRT_MPI_CHECK(
+      MPI_Reduce(&value, &result, 1, MPI_INT64_T, MPI_MAX, 0, ctx->comm));
+  return result;
+}
+
+void printLedger(zrt_context *ctx) {
+  const MemoryLedger &ledger = ctx->ledger;
+  std::vector<int64_t> values;
+  for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+    values.push_back(maxOverRanks(ctx, ledger.peak[c]));
+  values.push_back(maxOverRanks(ctx, ledger.peakTotal));
+  for (int k = 0; k < NumCollectiveKinds; ++k)
+    values.push_back(maxOverRanks(ctx, ctx->collectives.bytes[k]));
+  if (ctx->rank != 0)
+    return;
+  std::printf("memory and traffic per rank (max over %d ranks):\n",
+              ctx->worldSize);
+  for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+    std::printf("memory peak %s: %lld bytes\n", categoryName(c),
+                (long long)values[c]);
+  std::printf("memory peak total: %lld bytes\n",
+              (long long)values[ZRT_MEM_NUM_CATEGORIES]);
+  int64_t total = 0;
+  for (int k = 0; k < NumCollectiveKinds; ++k) {
+    int64_t bytes = values[ZRT_MEM_NUM_CATEGORIES + 1 + k];
+    total += bytes;
+    std::printf("comm %s: %lld bytes in %lld calls\n", collectiveName(k),
+                (long long)bytes, (long long)ctx->collectives.calls[k]);
+  }
+  std::printf("comm total: %lld bytes\n", (long long)total);
+}
+
+void printThroughput(const zrt_context *ctx, int64_t steps, double seconds) {
+  std::printf("time per step: %.3f ms (rank 0, %lld steps)\n",
+              seconds * 1e3 / steps, (long long)steps);
+  const ProgramDesc &p = ctx->program;
+  if (p.task == ZRT_TASK_LM && seconds > 0)
+    std::printf("tokens per second: %.0f (%lld x %lld tokens per step, all "
+                "ranks)\n",
+                (double)(steps * p.globalBatch * p.seqLen) / seconds,
+                (long long)p.globalBatch, (long long)p.seqLen);
+}
+
+} // namespace zrt

@@ -1,0 +1,109 @@
+//===- dtype.h - Storage types of float tensors (f32, bf16) -----*- C++ -*-===//
+//
+// Kernels are written once, as templates over the storage type T (float or
+// Bf16), and compute in float32: load() widens an element, store() rounds a
+// float32 result back. dispatchDtype() turns the ABI's dtype argument into
+// that T, so an entry point is one line plus the kernel's name for the error
+// an unknown dtype raises.
+//
+// The conversions are inline because they sit in every kernel's inner loop.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZRT_CPU_DTYPE_H
+#define ZRT_CPU_DTYPE_H
+
+#include "zero/zrt.h"
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+namespace zrt {
+
+/// A bfloat16 value: the upper 16 bits of an IEEE float32. A distinct type
+/// (not uint16_t) so that overloads cannot confuse it with an integer.
+struct Bf16 {
+  uint16_t bits;
+};
+
+/// Round to nearest, ties to even. NaNs stay NaN (quieted, sign kept): plain
+/// rounding would carry a NaN whose payload lives only in the low 16 bits
+/// into infinity.
+inline Bf16 floatToBf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return Bf16{(uint16_t)((bits >> 16) | 0x0040u)};
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return Bf16{(uint16_t)(bits >> 16)};
+}
+
+inline float bf16ToFloat(Bf16 value) {
+  uint32_t bits = (uint32_t)value.bits << 16;
+  float result;
+  std::memcpy(&result, &bits, sizeof(result));
+  return result;
+}
+
+inline float load(const float *data, int64_t i) { return data[i]; }
+inline float load(const Bf16 *data, int64_t i) { return bf16ToFloat(data[i]); }
+inline void store(float *data, int64_t i, float value) { data[i] = value; }
+inline void store(Bf16 *data, int64_t i, float value) {
+  data[i] = floatToBf16(value);
+}
+
+/// Stops the job: `kernel` was called with a dtype zrt.h does not define.
+[[noreturn]] void unknownDtype(const char *kernel, int32_t dtype);
+
+/// Bytes per element of `dtype`; an unknown one stops the job naming `kernel`.
+int64_t dtypeSize(const char *kernel, int32_t dtype);
+
+/// Calls fn(T{}) with T = float or Bf16 according to `dtype`; a kernel's
+/// entry point casts its void pointers to T inside fn.
+template <typename Fn>
+inline void dispatchDtype(const char *kernel, int32_t dtype, Fn &&fn) {
+  switch (dtype) {
+  case ZRT_F32:
+    fn(float{});
+    return;
+  case ZRT_BF16:
+    fn(Bf16{});
+    return;
+  }
+  unknownDtype(kernel, dtype);
+}
+
+/// A float32 copy of `n` elements of `dtype` at `data`, or `data` itself when
+/// it already is float32: lets BLAS-based kernels (matmul, attention) serve
+/// bf16 by widening their operands once.
+class FloatInput {
+public:
+  FloatInput(const char *kernel, int32_t dtype, const void *data, int64_t n);
+  const float *get() const { return ptr; }
+
+private:
+  std::vector<float> copy;
+  const float *ptr;
+};
+
+/// A float32 buffer for a result of `n` elements of `dtype` at `data`: the
+/// destination itself for float32, scratch for bf16 that commit() rounds
+/// into the destination.
+class FloatOutput {
+public:
+  FloatOutput(const char *kernel, int32_t dtype, void *data, int64_t n);
+  float *get() { return ptr; }
+  void commit();
+
+private:
+  std::vector<float> scratch;
+  float *ptr;
+  void *destination;
+  int32_t dtype;
+  int64_t n;
+};
+
+} // namespace zrt
+
+#endif // ZRT_CPU_DTYPE_H

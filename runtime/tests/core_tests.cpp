@@ -1,0 +1,247 @@
+//===- core_tests.cpp - Checks of the runtime's core, no MPI needed -------===//
+//
+// Program declarations and their validation messages, parameter init at
+// every world size and stage (bf16 parameters and float32 masters
+// included), and the file formats (file_checks.cpp). Ranks are simulated
+// with local contexts: everything checked here is computed per rank without
+// communication, so W local contexts are exactly what W ranks would hold.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/context.h"
+#include "core/convert.h"
+#include "core/program.h"
+#include "tests/checker.h"
+#include "tests/file_checks.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace zrt;
+
+namespace {
+
+using Declare = std::function<void(zrt_context *)>;
+
+/// A small mixed program: a bf16 parameter with its master, a float32 one,
+/// a ones-initialised gain, moments; `stage` decides what is sharded.
+void declareMixed(zrt_context *ctx, int worldSize, int stage) {
+  int shardState = stage >= 1, shardParams = stage == 3;
+  zrt_declare_program(ctx, ZRT_ABI_VERSION, worldSize, stage, ZRT_TASK_LM, 6, 4,
+                      0, 50);
+  int64_t bl = 6 / worldSize;
+  zrt_declare_arg(ctx, 0, "tokens", ZRT_ROLE_TOKENS, ZRT_F32, 2, bl, 4, 0, 0, 0,
+                  0, 0);
+  zrt_declare_arg(ctx, 1, "lr", ZRT_ROLE_LR, ZRT_F32, 0, 0, 0, 0, 0, 0, 0, 0);
+  zrt_declare_arg(ctx, 2, "wte", ZRT_ROLE_PARAM, ZRT_BF16, 2, 50, 7, 0, 0,
+                  shardParams, ZRT_INIT_NORMAL, 0.5f);
+  zrt_declare_arg(ctx, 3, "wte", ZRT_ROLE_MASTER, ZRT_F32, 2, 50, 7, 0, 0,
+                  shardState, ZRT_INIT_NORMAL, 0.5f);
+  zrt_declare_arg(ctx, 4, "bias", ZRT_ROLE_PARAM, ZRT_F32, 1, 11, 0, 0, 0,
+                  shardParams, ZRT_INIT_UNIFORM, 0.1f);
+  zrt_declare_arg(ctx, 5, "gain", ZRT_ROLE_PARAM, ZRT_BF16, 1, 7, 0, 0, 0,
+                  shardParams, ZRT_INIT_ONES, 0.0f);
+  zrt_declare_arg(ctx, 6, "gain", ZRT_ROLE_MASTER, ZRT_F32, 1, 7, 0, 0, 0,
+                  shardState, ZRT_INIT_ONES, 0.0f);
+  zrt_declare_arg(ctx, 7, "wte.adam_m", ZRT_ROLE_ADAM_M, ZRT_F32, 2, 50, 7, 0,
+                  0, shardState, 0, 0);
+}
+
+/// The full float32 value of every PARAM/MASTER, assembled from the shards
+/// of `worldSize` simulated ranks.
+std::vector<std::vector<float>> initialTensors(int worldSize, int stage) {
+  std::vector<std::vector<float>> full;
+  for (int rank = 0; rank < worldSize; ++rank) {
+    zrt_context *ctx = createLocalContext(rank, worldSize);
+    declareMixed(ctx, worldSize, stage);
+    std::vector<void *> buffers = allocateArgs(ctx);
+    initParams(ctx, buffers, 99);
+    full.resize(ctx->args.size());
+    for (size_t i = 0; i < ctx->args.size(); ++i) {
+      const ArgDesc &arg = ctx->args[i];
+      // Data arguments hold this rank's rows: not comparable across W.
+      if (arg.role != ZRT_ROLE_PARAM && arg.role != ZRT_ROLE_MASTER &&
+          arg.role != ZRT_ROLE_ADAM_M)
+        continue;
+      ArgSlice slice = argSlice(ctx, arg);
+      full[i].resize(arg.numel());
+      for (int64_t j = 0; j < slice.count; ++j) {
+        int64_t index = slice.first + j;
+        float value = arg.dtype == ZRT_BF16
+                          ? bf16BitsToFloat(((uint16_t *)buffers[i])[j])
+                          : ((float *)buffers[i])[j];
+        if (index < arg.numel())
+          full[i][index] = value;
+      }
+    }
+    destroyContext(ctx);
+  }
+  return full;
+}
+
+void checkInit(Checker &check) {
+  auto reference = initialTensors(1, 0);
+  bool same = true;
+  for (int w = 2; w <= 3; ++w)
+    for (int stage = 0; stage <= 3; ++stage)
+      same &= initialTensors(w, stage) == reference;
+  check.expectTrue("init: every world size and stage holds the same tensors",
+                   same);
+  bool rounded = true;
+  for (size_t j = 0; j < reference[2].size(); ++j)
+    rounded &=
+        reference[2][j] == bf16BitsToFloat(floatToBf16Bits(reference[3][j]));
+  bool differs = reference[3] != reference[2]; // the master is not rounded
+  check.expectTrue("init: a bf16 param is its float32 master, rounded",
+                   rounded && differs);
+  bool ones = true;
+  for (size_t j = 0; j < 7; ++j)
+    ones &= reference[5][j] == 1.0f && reference[6][j] == 1.0f;
+  check.expectTrue("init: ONES gives 1 to the param and its master", ones);
+}
+
+void checkBf16(Checker &check) {
+  // 1 + 2^-8 is halfway between two bf16 values: ties go to the even one.
+  bool ties = floatToBf16Bits(1.00390625f) == 0x3f80 &&
+              floatToBf16Bits(1.01171875f) == 0x3f82 &&
+              floatToBf16Bits(-2.0f) == 0xc000;
+  bool nan = std::isnan(bf16BitsToFloat(floatToBf16Bits(NAN)));
+  bool half = f16BitsToFloat(0x3c00) == 1.0f &&
+              f16BitsToFloat(0xc000) == -2.0f &&
+              f16BitsToFloat(0x0001) == std::ldexp(1.0f, -24) &&
+              std::isinf(f16BitsToFloat(0x7c00));
+  check.expectTrue("bf16 rounds to nearest even, NaN stays NaN", ties && nan);
+  check.expectTrue("f16 decodes normals, subnormals and infinity", half);
+}
+
+/// validateProgram's verdict on the mixed program after `change`.
+std::string verdict(const Declare &change, int worldSize = 1) {
+  zrt_context *ctx = createLocalContext(0, worldSize);
+  declareMixed(ctx, worldSize, 0);
+  change(ctx);
+  std::string error = validateProgram(ctx);
+  destroyContext(ctx);
+  return error;
+}
+
+void expectError(Checker &check, const std::string &name, const Declare &change,
+                 const std::string &expected) {
+  std::string error = verdict(change);
+  check.expectTrue("declarations: " + name,
+                   error.find(expected) != std::string::npos,
+                   "got '" + error + "'");
+}
+
+void arg(zrt_context *ctx, int64_t index, const char *name, int32_t role,
+         int32_t dtype, int32_t rank, int64_t d0, int64_t d1 = 0,
+         int32_t sharded = 0) {
+  zrt_declare_arg(ctx, index, name, role, dtype, rank, d0, d1, 0, 0, sharded,
+                  ZRT_INIT_ZEROS, 0);
+}
+
+void checkDeclarations(Checker &check) {
+  check.expectTrue("declarations: the mixed program is valid",
+                   verdict([](zrt_context *) {}).empty(),
+                   verdict([](zrt_context *) {}));
+  expectError(
+      check, "unknown role",
+      [](zrt_context *c) { arg(c, 8, "x", 42, 0, 1, 3); },
+      "argument 8 ('x') has an unknown role 42");
+  expectError(
+      check, "unknown dtype",
+      [](zrt_context *c) { arg(c, 8, "x.v", ZRT_ROLE_ADAM_V, 7, 1, 3); },
+      "adam_v argument 8 ('x.v') has an unknown dtype 7 (0 is f32, 1 is bf16)");
+  expectError(
+      check, "rank above 4",
+      [](zrt_context *c) { arg(c, 8, "p", ZRT_ROLE_PARAM, 0, 5, 3); },
+      "param argument 8 ('p') has rank 5; ranks are 0 to 4");
+  expectError(
+      check, "dim past the rank",
+      [](zrt_context *c) { arg(c, 8, "p", ZRT_ROLE_PARAM, 0, 1, 3, 4); },
+      "param argument 8 ('p') has rank 1 but a non-zero dim1 (4)");
+  expectError(
+      check, "empty dim",
+      [](zrt_context *c) { arg(c, 8, "p", ZRT_ROLE_PARAM, 0, 2, 3, 0); },
+      "param argument 8 ('p') has dimension 1 of size 0");
+  expectError(
+      check, "tokens of the wrong size",
+      [](zrt_context *c) { arg(c, 8, "t", ZRT_ROLE_TARGETS, 0, 2, 6, 5); },
+      "targets argument 8 ('t') has shape [6, 5] (30 elements) but this "
+      "rank's targets have 24 elements");
+  expectError(
+      check, "features in an LM program",
+      [](zrt_context *c) { arg(c, 8, "x", ZRT_ROLE_FEATURES, 0, 2, 6, 4); },
+      "is features data, which a language-model program has no use for");
+  expectError(
+      check, "sharded data",
+      [](zrt_context *c) { arg(c, 8, "s", ZRT_ROLE_STEP, 0, 0, 0, 0, 1); },
+      "step argument 8 ('s') is declared sharded");
+  expectError(
+      check, "bf16 scalar",
+      [](zrt_context *c) { arg(c, 8, "n", ZRT_ROLE_MAX_NORM, 1, 0, 0); },
+      "max_norm argument 8 ('n') must be one f32 element, not bf16 []");
+  expectError(
+      check, "bf16 moment",
+      [](zrt_context *c) { arg(c, 8, "m", ZRT_ROLE_ADAM_M, 1, 1, 3); },
+      "is bf16; moments and master weights are f32");
+  expectError(
+      check, "duplicate param",
+      [](zrt_context *c) { arg(c, 8, "bias", ZRT_ROLE_PARAM, 0, 1, 11); },
+      "arguments 4 and 8 are both the param 'bias'");
+  expectError(
+      check, "duplicate master",
+      [](zrt_context *c) { arg(c, 8, "wte", ZRT_ROLE_MASTER, 0, 2, 50, 7); },
+      "arguments 3 and 8 are both the master 'wte'");
+  expectError(
+      check, "second lr",
+      [](zrt_context *c) { arg(c, 8, "lr2", ZRT_ROLE_LR, 0, 0, 0); },
+      "arguments 1 and 8 are both lr");
+  expectError(
+      check, "master without param",
+      [](zrt_context *c) { arg(c, 8, "lost", ZRT_ROLE_MASTER, 0, 1, 3); },
+      "master argument 8 ('lost') has no param of the same name");
+  expectError(
+      check, "master of another shape",
+      [](zrt_context *c) { arg(c, 8, "bias", ZRT_ROLE_MASTER, 0, 2, 1, 11); },
+      "master argument 8 ('bias') has shape [1, 11] but its param has [11]");
+  expectError(
+      check, "unnamed param",
+      [](zrt_context *c) { arg(c, 8, "", ZRT_ROLE_PARAM, 0, 1, 3); },
+      "param argument 8 ('') has no name");
+  expectError(
+      check, "unknown init",
+      [](zrt_context *c) {
+        zrt_declare_arg(c, 8, "p", ZRT_ROLE_PARAM, 0, 1, 3, 0, 0, 0, 0, 9, 0);
+      },
+      "param argument 8 ('p') has an unknown init 9");
+  expectError(
+      check, "a gap in the arguments",
+      [](zrt_context *c) { arg(c, 9, "q", ZRT_ROLE_PARAM, 0, 1, 3); },
+      "argument 8 was never declared");
+  expectError(
+      check, "unknown task", [](zrt_context *c) { c->program.task = 5; },
+      "the program declares an unknown task 5");
+  expectError(
+      check, "classification with sequences",
+      [](zrt_context *c) {
+        c->program.task = ZRT_TASK_CLASSIFY;
+        c->program.numFeatures = 3;
+      },
+      "classification needs length 1");
+}
+
+} // namespace
+
+int main() {
+  Checker check;
+  checkDeclarations(check);
+  checkInit(check);
+  checkBf16(check);
+  checkTokenFiles(check);
+  checkJson(check);
+  checkSafeTensors(check);
+  return check.finish();
+}

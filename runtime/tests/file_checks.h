@@ -1,0 +1,19 @@
+//===- file_checks.h - Checks of token files, JSON, safetensors -*- C++ -*-===//
+#ifndef ZRT_TESTS_FILE_CHECKS_H
+#define ZRT_TESTS_FILE_CHECKS_H
+
+#include "tests/checker.h"
+
+namespace zrt {
+
+/// Token file rows equal at world sizes 1-3; targets, positions; bad ids.
+void checkTokenFiles(Checker &check);
+/// The strict JSON reader: what it accepts and what it refuses.
+void checkJson(Checker &check);
+/// safetensors headers written and read back; save then load restores
+/// every parameter and master bit for bit.
+void checkSafeTensors(Checker &check);
+
+} // namespace zrt
+
+#endif // ZRT_TESTS_FILE_CHECKS_H

@@ -1,0 +1,124 @@
+//===- kernel_tests_matmul.cpp - matmul and softmax cross-entropy ---------===//
+
+#include "tests/kernel_tests.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace zrt {
+namespace {
+
+// Stored a is m x k (k x m when transposed), b is k x n (n x k).
+void testMatmul(zrt_context *ctx, Checker &check, int32_t dtype, int transA,
+                int transB) {
+  const int64_t m = 7, n = 9, k = 13;
+  auto a = representable(randomVector(m * k), dtype);
+  auto b = representable(randomVector(k * n), dtype);
+  Tensor aT(dtype, a), bT(dtype, b), cT(dtype, m * n);
+  zrt_matmul(ctx, dtype, aT.data(), bT.data(), cT.data(), m, n, k, transA,
+             transB);
+  std::vector<double> ref(m * n, 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) {
+        double av = transA ? a[p * m + i] : a[i * k + p];
+        double bv = transB ? b[j * k + p] : b[p * n + j];
+        ref[i * n + j] += av * bv;
+      }
+  std::string name = std::string("matmul ") + dtypeName(dtype) + " " +
+                     (transA ? "T" : "N") + (transB ? "T" : "N") + " 7x9x13";
+  check.expectClose(name, maxError(cT.values().data(), ref.data(), m * n),
+                    tolerance(dtype, 1e-5));
+}
+
+/// Per-row softmax of `logits` in double.
+std::vector<double> softmaxRef(const std::vector<float> &logits, int64_t rows,
+                               int64_t cols) {
+  std::vector<double> p(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = &logits[r * cols];
+    double max = *std::max_element(row, row + cols), sum = 0.0;
+    for (int64_t c = 0; c < cols; ++c)
+      sum += std::exp(row[c] - max);
+    for (int64_t c = 0; c < cols; ++c)
+      p[r * cols + c] = std::exp(row[c] - max) / sum;
+  }
+  return p;
+}
+
+double xentRef(const std::vector<float> &logits,
+               const std::vector<int32_t> &labels, int64_t rows, int64_t cols,
+               double divisor) {
+  auto p = softmaxRef(logits, rows, cols);
+  double total = 0.0;
+  for (int64_t r = 0; r < rows; ++r)
+    total -= std::log(p[r * cols + labels[r]]);
+  return total / divisor;
+}
+
+void testSoftmaxXent(zrt_context *ctx, Checker &check, int32_t dtype) {
+  const int64_t rows = 6, cols = 7;
+  const float divisor = 12.0f, dloss = 2.5f;
+  const std::string suffix = std::string(" ") + dtypeName(dtype);
+  // Logits near 1000 would overflow exp without the max subtraction.
+  auto logits = randomVector(rows * cols, -3.0f, 3.0f);
+  for (int64_t c = 0; c < cols; ++c)
+    logits[c] += 1000.0f;
+  logits = representable(logits, dtype);
+  auto labels = randomInts(rows, cols);
+  Tensor logitsT(dtype, logits);
+  float loss = NAN;
+  zrt_softmax_xent(ctx, dtype, logitsT.data(), labels.data(), &loss, rows, cols,
+                   divisor);
+  double ref = xentRef(logits, labels, rows, cols, divisor);
+  // The loss is float32 whatever the logits' dtype.
+  check.expectClose("softmax_xent" + suffix + " (a row of logits near 1000)",
+                    maxError(&loss, &ref, 1), 1e-6);
+
+  Tensor gradT(dtype, rows * cols);
+  zrt_softmax_xent_grad(ctx, dtype, logitsT.data(), labels.data(), &dloss,
+                        gradT.data(), rows, cols, divisor);
+  auto p = softmaxRef(logits, rows, cols);
+  std::vector<double> gradRef(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      gradRef[r * cols + c] =
+          dloss * (p[r * cols + c] - (c == labels[r])) / divisor;
+  auto grad = gradT.values();
+  check.expectClose("softmax_xent_grad" + suffix,
+                    maxError(grad.data(), gradRef.data(), rows * cols),
+                    tolerance(dtype, 1e-6));
+  zrt_softmax_xent_grad(ctx, dtype, logitsT.data(), labels.data(), &dloss,
+                        logitsT.data(), rows, cols, divisor);
+  check.expectTrue("softmax_xent_grad" + suffix + " in place",
+                   logitsT.values() == grad);
+  if (dtype != ZRT_F32)
+    return;
+
+  // Finite differences on the rows away from 1000, where float keeps the
+  // resolution.
+  std::vector<float> tail(logits.begin() + cols, logits.end());
+  std::vector<int32_t> tailLabels(labels.begin() + 1, labels.end());
+  auto fd = finiteDifference(tail, {dloss}, [&]() {
+    float l;
+    zrt_softmax_xent(ctx, ZRT_F32, tail.data(), tailLabels.data(), &l, rows - 1,
+                     cols, divisor);
+    return std::vector<float>{l};
+  });
+  check.expectClose("softmax_xent_grad vs finite difference",
+                    maxError(grad.data() + cols, fd.data(), (rows - 1) * cols),
+                    kFiniteDifferenceTolerance);
+}
+
+} // namespace
+
+void testMatmulAndLoss(zrt_context *ctx, Checker &check) {
+  for (int32_t dtype : kDtypes) {
+    for (int transA = 0; transA < 2; ++transA)
+      for (int transB = 0; transB < 2; ++transB)
+        testMatmul(ctx, check, dtype, transA, transB);
+    testSoftmaxXent(ctx, check, dtype);
+  }
+}
+
+} // namespace zrt

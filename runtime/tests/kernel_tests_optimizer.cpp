@@ -1,0 +1,101 @@
+//===- kernel_tests_optimizer.cpp - AdamW, gradient norm and clipping -----===//
+
+#include "tests/kernel_tests.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace zrt {
+namespace {
+
+/// Five AdamW steps against a double scalar reference; with a bf16 gradient
+/// and a grad_scale, or float32 and no scale (NULL).
+void testAdamW(zrt_context *ctx, Checker &check, int32_t gradDtype,
+               const float *gradScale) {
+  const int64_t n = 29;
+  const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.1f, lr = 1e-2f;
+  const double scale = gradScale ? *gradScale : 1.0;
+  auto p = randomVector(n);
+  std::vector<float> m(n, 0.0f), v(n, 0.0f);
+  std::vector<float> pIn = p, mIn = m, vIn = v;
+  std::vector<float> pOut(n), mOut(n), vOut(n);
+  std::vector<double> pRef(p.begin(), p.end()), mRef(n, 0.0), vRef(n, 0.0);
+  bool inPlaceSame = true;
+  for (int t = 1; t <= 5; ++t) {
+    auto g = representable(randomVector(n), gradDtype);
+    Tensor gT(gradDtype, g);
+    float step = (float)t;
+    for (int64_t i = 0; i < n; ++i) {
+      double grad = g[i] * scale;
+      pRef[i] -= (double)lr * wd * pRef[i];
+      mRef[i] = b1 * mRef[i] + (1.0 - b1) * grad;
+      vRef[i] = b2 * vRef[i] + (1.0 - b2) * grad * grad;
+      double mHat = mRef[i] / (1.0 - std::pow((double)b1, t));
+      double vHat = vRef[i] / (1.0 - std::pow((double)b2, t));
+      pRef[i] -= lr * mHat / (std::sqrt(vHat) + eps);
+    }
+    zrt_adamw(ctx, gradDtype, pIn.data(), gT.data(), mIn.data(), vIn.data(),
+              pOut.data(), mOut.data(), vOut.data(), n, &lr, &step, gradScale,
+              b1, b2, eps, wd);
+    zrt_adamw(ctx, gradDtype, p.data(), gT.data(), m.data(), v.data(), p.data(),
+              m.data(), v.data(), n, &lr, &step, gradScale, b1, b2, eps, wd);
+    inPlaceSame &= p == pOut && m == mOut && v == vOut;
+    pIn = pOut;
+    mIn = mOut;
+    vIn = vOut;
+  }
+  std::string name = std::string("adamw ") + dtypeName(gradDtype) +
+                     " gradient" +
+                     (gradScale ? ", grad_scale 0.37" : ", grad_scale NULL");
+  check.expectClose(name + " 5 steps vs scalar reference",
+                    maxError(p.data(), pRef.data(), n), 1e-6);
+  check.expectTrue(name + " in place equals out of place", inPlaceSame);
+}
+
+void testSumSquares(zrt_context *ctx, Checker &check, int32_t dtype) {
+  const int64_t n = 1001;
+  auto x = representable(randomVector(n, -3.0f, 3.0f), dtype);
+  Tensor xT(dtype, x);
+  double ref = 0.0;
+  for (float v : x)
+    ref += (double)v * v;
+  float got = NAN;
+  zrt_sum_squares(ctx, dtype, xT.data(), &got, n);
+  // Accumulated in double and rounded once to float32, for both dtypes.
+  check.expectClose(std::string("sum_squares ") + dtypeName(dtype),
+                    maxError(&got, &ref, 1), 1e-6);
+}
+
+void testClipCoefficient(zrt_context *ctx, Checker &check) {
+  struct Case {
+    float totalSq, maxNorm;
+    double expected;
+  } cases[] = {
+      {16.0f, 1.0f, 1.0 / (4.0 + 1e-6)}, // norm 4 > 1: scale down
+      {0.25f, 1.0f, 1.0},                // norm 0.5 < 1: untouched
+      {16.0f, 0.0f, 1.0},                // clipping disabled
+      {16.0f, -1.0f, 1.0},               // disabled too
+      {0.0f, 1.0f, 1.0},                 // zero gradient
+  };
+  double worst = 0.0;
+  for (const Case &c : cases) {
+    float coef = NAN;
+    zrt_clip_coefficient(ctx, &c.totalSq, &c.maxNorm, &coef);
+    worst = std::max(worst, maxError(&coef, &c.expected, 1));
+  }
+  check.expectClose("clip_coefficient (torch clip_grad_norm_)", worst, 1e-7);
+}
+
+} // namespace
+
+void testOptimizer(zrt_context *ctx, Checker &check) {
+  const float scale = 0.37f;
+  testAdamW(ctx, check, ZRT_F32, nullptr);
+  testAdamW(ctx, check, ZRT_F32, &scale);
+  testAdamW(ctx, check, ZRT_BF16, &scale);
+  for (int32_t dtype : kDtypes)
+    testSumSquares(ctx, check, dtype);
+  testClipCoefficient(ctx, check);
+}
+
+} // namespace zrt
