@@ -27,3 +27,14 @@ if ((${#missing[@]})); then
 else
   echo "install-deps: all packages present"
 fi
+
+# Reference code for the tests only (PyTorch parity): never a dependency of
+# the compiler or the runtime. PyPI's torch wheel is large; pip's cache keeps
+# it for the next run.
+if ! python3 -c "import torch, transformers, safetensors, numpy" 2>/dev/null; then
+  echo "install-deps: installing torch, transformers, safetensors, numpy from PyPI"
+  python3 -m pip install --quiet --disable-pip-version-check \
+    torch transformers safetensors numpy
+else
+  echo "install-deps: python test packages present"
+fi

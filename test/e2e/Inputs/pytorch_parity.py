@@ -1,0 +1,160 @@
+"""zero-opt against PyTorch: the same model, weights and batches, 20 steps.
+
+  pytorch_parity.py --family gpt2|llama --out DIR --mpirun CMD \
+      [--combos S:W:P,...] [--steps N]
+
+Creates a small GPT-2 (GPT2LMHeadModel) or Llama (LlamaForCausalLM, with
+grouped-query heads and rotary embeddings) with Hugging Face transformers from
+a fixed seed, saves its config.json and model.safetensors, and a token file
+cut from the shipped text. PyTorch then trains the model for N steps with
+torch.optim.AdamW in float32 on the batches the zero-opt runtime reads (the
+offset rule of runtime/core/batches.cpp), and each combination S:W:P (ZeRO
+stage, world size, precision fp32|bf16) is compiled from the same
+config.json by `zero-opt --model-config`, started from the same weights
+(`--init-from`) and run under `CMD W`. Every step's loss must agree with
+PyTorch's within 1e-4 relative in fp32 and 2e-2 in bf16 (against PyTorch in
+float32: the bf16 run rounds parameters, activations and gradients).
+
+Prints one line per combination with the largest relative difference seen,
+and exits 1 naming the combination and step on any mismatch.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import struct
+import subprocess
+import sys
+
+import torch
+
+VOCAB, SEQ, BATCH = 256, 32, 6
+LR, BETAS, EPS, WEIGHT_DECAY = 1e-3, (0.9, 0.999), 1e-8, 0.01
+TOLERANCE = {"fp32": 1e-4, "bf16": 2e-2}
+STEP = re.compile(r"^step (\d+) loss (\S+)$")
+SRC_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def make_model(family):
+    import transformers
+
+    torch.manual_seed(1234)
+    if family == "gpt2":
+        config = transformers.GPT2Config(
+            vocab_size=VOCAB, n_positions=64, n_embd=64, n_layer=2, n_head=4,
+            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+        model = transformers.GPT2LMHeadModel(config)
+    else:
+        config = transformers.LlamaConfig(
+            vocab_size=VOCAB, hidden_size=64, intermediate_size=176,
+            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            max_position_embeddings=64, rms_norm_eps=1e-5, rope_theta=10000.0,
+            tie_word_embeddings=False, attention_dropout=0.0)
+        model = transformers.LlamaForCausalLM(config)
+    return model.float().train()
+
+
+def write_tokens(path):
+    """The shipped text as byte-level tokens (llm.c's token file format)."""
+    with open(os.path.join(SRC_ROOT, "data", "shakespeare.txt"), "rb") as f:
+        tokens = list(f.read())
+    with open(path, "wb") as f:
+        header = struct.pack("<3i", 20240520, 1, len(tokens))
+        f.write(header + b"\0" * (1024 - len(header)))
+        f.write(struct.pack("<%dH" % len(tokens), *tokens))
+    return torch.tensor(tokens, dtype=torch.long)
+
+
+def batch(tokens, step):
+    """Rows of global step `step` (0-based), as runtime/core/batches.cpp."""
+    span = len(tokens) - SEQ - 1
+    starts = [((step * BATCH + row) * SEQ) % span for row in range(BATCH)]
+    x = torch.stack([tokens[s:s + SEQ] for s in starts])
+    y = torch.stack([tokens[s + 1:s + SEQ + 1] for s in starts])
+    return x, y
+
+
+def torch_losses(model, tokens, steps):
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, eps=EPS,
+                            weight_decay=WEIGHT_DECAY)
+    losses = []
+    for step in range(steps):
+        x, y = batch(tokens, step)
+        logits = model(input_ids=x).logits
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, VOCAB), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def zero_losses(out, combo, mpirun, steps, data, weights, config, lr):
+    stage, world, precision = combo
+    exe = os.path.join(out, f"prog-s{stage}-w{world}-{precision}")
+    subprocess.run(
+        ["zero-opt", f"--model-config={config}", f"--batch={BATCH}",
+         f"--seq-len={SEQ}", f"--precision={precision}", f"--stage={stage}",
+         f"--world-size={world}", "-o", exe], check=True)
+    cmd = shlex.split(mpirun) + [str(world), exe, f"--data={data}",
+                                 f"--init-from={weights}", f"--steps={steps}",
+                                 f"--lr={lr}"]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        sys.exit(f"FAIL stage {stage} world size {world} {precision}: exit "
+                 f"{run.returncode}\n{run.stdout}{run.stderr}")
+    losses = [float(m.group(2)) for line in run.stdout.splitlines()
+              if (m := STEP.match(line))]
+    if len(losses) != steps:
+        sys.exit(f"FAIL stage {stage} world size {world} {precision}: "
+                 f"{len(losses)} step lines, expected {steps}\n{run.stdout}")
+    return losses
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--family", choices=["gpt2", "llama"], required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--mpirun", required=True)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--zero-lr", type=float, default=LR,
+                        help="learning rate of the zero-opt runs (a test "
+                             "that the comparison can fail changes it)")
+    parser.add_argument("--combos",
+                        default="0:1:fp32,3:2:fp32,3:3:fp32,0:1:bf16,3:2:bf16,3:3:bf16")
+    options = parser.parse_args()
+    os.makedirs(options.out, exist_ok=True)
+    torch.set_num_threads(1)
+
+    model = make_model(options.family)
+    model.save_pretrained(options.out, safe_serialization=True)
+    config = os.path.join(options.out, "config.json")
+    weights = os.path.join(options.out, "model.safetensors")
+    data = os.path.join(options.out, "tokens.bin")
+    tokens = write_tokens(data)
+    reference = torch_losses(model, tokens, options.steps)
+    print(f"{options.family}: pytorch losses {reference[0]:.6f} -> "
+          f"{reference[-1]:.6f} over {options.steps} steps")
+
+    for text in options.combos.split(","):
+        stage, world, precision = text.split(":")
+        combo = (int(stage), int(world), precision)
+        losses = zero_losses(options.out, combo, options.mpirun, options.steps,
+                             data, weights, config, options.zero_lr)
+        worst = 0.0
+        for step, (ours, theirs) in enumerate(zip(losses, reference), 1):
+            rel = abs(ours - theirs) / abs(theirs)
+            worst = max(worst, rel)
+            if rel > TOLERANCE[precision]:
+                sys.exit(f"FAIL stage {stage} world size {world} {precision}: "
+                         f"step {step} loss {ours} vs pytorch {theirs} "
+                         f"({rel:.3g} relative > {TOLERANCE[precision]})")
+        print(f"stage {stage} world size {world} {precision}: {options.steps} "
+              f"steps agree with pytorch (max relative difference "
+              f"{worst:.2g} <= {TOLERANCE[precision]})")
+
+
+if __name__ == "__main__":
+    main()
