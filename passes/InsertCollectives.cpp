@@ -63,6 +63,7 @@ namespace {
 struct InsertCollectivesPass
     : zero::impl::InsertCollectivesBase<InsertCollectivesPass> {
   int64_t worldSize = 1;
+  int64_t stage = 0;
   Operation *lossOp = nullptr;
 
   void runOnOperation() override {
@@ -92,6 +93,8 @@ struct InsertCollectivesPass
                               << kWorldSizeAttrName
                               << " (run zero-placement first)";
     worldSize = worldSizeAttr.getInt();
+    if (auto stageAttr = func->getAttrOfType<IntegerAttr>(kStageAttrName))
+      stage = stageAttr.getInt();
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       if (!func.getArgAttrOfType<PlacementAttr>(i, kPlacementAttrName))
         return func.emitError() << getArgument() << ": argument #" << i
@@ -143,9 +146,18 @@ struct InsertCollectivesPass
     OpBuilder b(update);
     Location loc = update.getLoc();
     StringRef dp = kDataParallelGroup;
+    // Where the gradient is reduced decides how long the whole gradient
+    // lives: as soon as it is produced at stages 0 (DDP: it is the reduced
+    // gradient that lives on) and 2-3 (only the shard lives on); just before
+    // the update at stage 1, which partitions only the optimizer state and
+    // keeps whole gradients, as ZeRO-1 does.
+    OpBuilder reduceAt(update);
+    if (stage != 1)
+      reduceAt.setInsertionPointAfterValue(update.getGrad());
 
     if (!isShardedArg(update.getExpAvg())) { // Stage 0: plain data parallel.
-      Value grad = AllReduceOp::create(b, loc, update.getGrad(), dp, worldSize);
+      Value grad =
+          AllReduceOp::create(reduceAt, loc, update.getGrad(), dp, worldSize);
       update.getGradMutable().assign(grad);
       ++numAllReduces;
       return success();
@@ -158,7 +170,7 @@ struct InsertCollectivesPass
     RankedTensorType shardType = shardTypeOf(fullType);
     auto gradType = cast<RankedTensorType>(update.getGrad().getType());
     Value gradShard = ReduceScatterOp::create(
-        b, loc, shardTypeOf(gradType), update.getGrad(), dp, worldSize);
+        reduceAt, loc, shardTypeOf(gradType), update.getGrad(), dp, worldSize);
     ++numReduceScatters;
     Value stateShard = state;
     if (isShardedArg(state))

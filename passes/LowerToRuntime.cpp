@@ -55,6 +55,12 @@ private:
   DenseMap<Value, unsigned> lastUse;
   /// Results that update an argument, and that argument.
   DenseMap<Value, Value> destinations;
+  /// Whole parameter gradients: what the collectives reduce and AdamW reads.
+  /// Their buffers count as gradient memory, the rest of the backward's as
+  /// activations.
+  DenseSet<Value> gradients;
+  /// The ledger category each owned buffer was allocated under.
+  DenseMap<Value, zrt_mem_category> categories;
   unsigned position = 0;
 
   void analyse();
@@ -83,6 +89,17 @@ void StepLowering::analyse() {
       destinations[ret.getOperand(i)] = trainStep.getArgument(updates.getInt());
   if (auto attr = trainStep->getAttrOfType<IntegerAttr>(kWorldSizeAttrName))
     worldSize = attr.getInt();
+  trainStep.walk([&](Operation *op) {
+    if (auto update = dyn_cast<nn::AdamWOp>(op))
+      gradients.insert(update.getGrad());
+    else if (isa<ReduceScatterOp>(op))
+      gradients.insert(op->getOperand(0));
+  });
+  // An all-reduced gradient (stage 0) is the gradient AdamW reads.
+  trainStep.walk([&](AllReduceOp reduce) {
+    if (gradients.contains(reduce.getResult()))
+      gradients.insert(reduce.getInput());
+  });
 }
 
 /// Chooses the buffer of `result`: straight into the argument it updates
@@ -98,11 +115,15 @@ Value StepLowering::bufferFor(Value result, zrt_mem_category category,
     if (deadBefore || dyingHere)
       return buffers[result] = buf(dest);
   }
+  // Reuse keeps the allocation's ledger category, so only a buffer of the
+  // same category is reused: the runtime's ledger stays exact.
   if (inPlaceOperand && owned.contains(inPlaceOperand) &&
       lastUse.lookup(inPlaceOperand) == position &&
-      byteSize(inPlaceOperand.getType()) == byteSize(result.getType())) {
+      byteSize(inPlaceOperand.getType()) == byteSize(result.getType()) &&
+      categories.lookup(inPlaceOperand) == category) {
     owned.remove(inPlaceOperand);
     owned.insert(result);
+    categories[result] = category;
     return buffers[result] = buf(inPlaceOperand);
   }
   Location loc = result.getLoc();
@@ -112,6 +133,7 @@ Value StepLowering::bufferFor(Value result, zrt_mem_category category,
                       rt.ptrType())
                   .getResult(0);
   owned.insert(result);
+  categories[result] = category;
   return buffers[result] = ptr;
 }
 
@@ -124,7 +146,10 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
     return cast<RankedTensorType>(v.getType()).getShape();
   };
   auto act = [&](Value result, Value inPlace = nullptr) {
-    return bufferFor(result, ZRT_MEM_ACTIVATION, inPlace);
+    return bufferFor(result,
+                     gradients.contains(result) ? ZRT_MEM_GRAD
+                                                : ZRT_MEM_ACTIVATION,
+                     inPlace);
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::ConstantOp constant) -> LogicalResult {
@@ -315,10 +340,18 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](nn::CastOp castOp) {
-        // Casting the new master to the parameter happens in the optimizer.
-        bool optimizer = castOp.getInput().getDefiningOp<nn::AdamWOp>();
-        Value out = bufferFor(castOp,
-                              optimizer ? ZRT_MEM_PARAM : ZRT_MEM_ACTIVATION);
+        // The optimizer casts the new master to the parameter: in place of
+        // the parameter when it is whole or a shard of its own (stages 0,
+        // 3), else into a staging shard that is gathered (stages 1, 2).
+        zrt_mem_category category = ZRT_MEM_ACTIVATION;
+        if (castOp.getInput().getDefiningOp<nn::AdamWOp>())
+          category = llvm::all_of(castOp->getUsers(),
+                                  [](Operation *user) {
+                                    return isa<AllGatherOp>(user);
+                                  })
+                         ? ZRT_MEM_COMM
+                         : ZRT_MEM_PARAM;
+        Value out = bufferFor(castOp, category);
         call(loc, "zrt_cast",
              {dt(castOp.getInput()), dt(castOp), buf(castOp.getInput()), out,
               n(castOp)});
@@ -371,7 +404,7 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](AllReduceOp reduce) {
-        Value y = bufferFor(reduce, ZRT_MEM_GRAD, reduce.getInput());
+        Value y = act(reduce, reduce.getInput());
         call(loc, "zrt_all_reduce",
              {dt(reduce), buf(reduce.getInput()), y, n(reduce)});
         return success();
