@@ -31,7 +31,7 @@ static TransformerConfig gpt2(int64_t vocab, int64_t positions, int64_t hidden,
   c.hidden = hidden;
   c.layers = layers;
   c.heads = c.kvHeads = heads;
-  c.headDim = hidden / heads;
+  c.headDim = heads > 0 ? hidden / heads : 0; // Validated later.
   c.intermediate = 4 * hidden;
   c.normEps = 1e-5f;
   c.tieEmbeddings = true;
@@ -50,7 +50,7 @@ static TransformerConfig llama(int64_t vocab, int64_t positions,
   c.layers = layers;
   c.heads = heads;
   c.kvHeads = kvHeads;
-  c.headDim = hidden / heads;
+  c.headDim = heads > 0 ? hidden / heads : 0; // Validated later.
   c.intermediate = intermediate;
   c.normEps = 1e-5f;
   c.ropeTheta = theta;
@@ -157,10 +157,15 @@ private:
 };
 } // namespace
 
+// Fields are read one statement at a time, in the file's usual order, so
+// that the first problem reported is the first one a reader meets.
 static TransformerConfig readGPT2(FieldReader &f) {
-  TransformerConfig c = gpt2(f.integer("vocab_size"), f.integer("n_positions"),
-                             f.integer("n_embd"), f.integer("n_layer"),
-                             f.integer("n_head"));
+  int64_t vocab = f.integer("vocab_size");
+  int64_t positions = f.integer("n_positions");
+  int64_t hidden = f.integer("n_embd");
+  int64_t layers = f.integer("n_layer");
+  int64_t heads = f.integer("n_head");
+  TransformerConfig c = gpt2(vocab, positions, hidden, layers, heads);
   c.intermediate = f.integer("n_inner", 4 * c.hidden);
   c.normEps = f.number("layer_norm_epsilon", 1e-5);
   c.initStd = f.number("initializer_range", 0.02);
@@ -175,12 +180,17 @@ static TransformerConfig readGPT2(FieldReader &f) {
 }
 
 static TransformerConfig readLlama(FieldReader &f) {
+  int64_t vocab = f.integer("vocab_size");
+  int64_t positions = f.integer("max_position_embeddings", 2048);
+  int64_t hidden = f.integer("hidden_size");
+  int64_t intermediate = f.integer("intermediate_size");
+  int64_t layers = f.integer("num_hidden_layers");
   int64_t heads = f.integer("num_attention_heads");
-  TransformerConfig c = llama(
-      f.integer("vocab_size"), f.integer("max_position_embeddings", 2048),
-      f.integer("hidden_size"), f.integer("num_hidden_layers"), heads,
-      f.integer("num_key_value_heads", heads), f.integer("intermediate_size"),
-      f.number("rope_theta", 10000.0), f.boolean("tie_word_embeddings", false));
+  int64_t kvHeads = f.integer("num_key_value_heads", heads);
+  double theta = f.number("rope_theta", 10000.0);
+  bool tied = f.boolean("tie_word_embeddings", false);
+  TransformerConfig c = llama(vocab, positions, hidden, layers, heads, kvHeads,
+                              intermediate, theta, tied);
   c.normEps = f.number("rms_norm_eps", 1e-6);
   c.initStd = f.number("initializer_range", 0.02);
   if (heads > 0)

@@ -1,4 +1,5 @@
 // RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=0 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S0
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=1 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S1
 // RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=2 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S2
 // RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S3
 
@@ -13,9 +14,19 @@
 
 // Stages 1 and 2: reduce-scatter each gradient, update this rank's shard of
 // the replicated parameter, all-gather the new shards into the parameter.
+// They differ in when: stage 1 keeps every whole gradient to the end of the
+// backward pass (ZeRO-1 partitions only the optimizer state), stage 2
+// reduce-scatters each gradient as soon as it is produced.
+// S1-LABEL: func @train_step
+// S1: %[[DB1:.*]] = nn.sum_rows %{{.*}} : tensor<2x2xf32> -> tensor<2xf32>
+// S1-NOT: zero.reduce_scatter
+// S1: nn.matmul %{{.*}}, %{{.*}} transpose_lhs : tensor<2x3xf32>, tensor<2x5xf32> -> tensor<3x5xf32>
+// S1-NEXT: zero.reduce_scatter
 // S2-LABEL: func @train_step
 // S2-SAME: %[[W0:[^:]*]]: tensor<3x5xf32> {nn.param = "fc0.weight", zero.placement = #zero.placement<param, replicated>}
 // S2-SAME: tensor<8xf32> {nn.adam_m = "fc0.weight", zero.placement = #zero.placement<moment, sharded>, zero.unsharded_type = tensor<3x5xf32>}
+// S2: %[[DB1:.*]] = nn.sum_rows %{{.*}} : tensor<2x2xf32> -> tensor<2xf32>
+// S2-NEXT: zero.reduce_scatter %[[DB1]] over "dp"(2) : tensor<2xf32> -> tensor<1xf32>
 // S2-NOT: zero.all_reduce %{{.*}} : tensor<3x5xf32>
 // S2: %[[G:.*]] = zero.reduce_scatter %{{.*}} over "dp"(2) : tensor<3x5xf32> -> tensor<8xf32>
 // S2-NEXT: %[[P:.*]] = zero.local_shard %[[W0]] over "dp"(2) : tensor<3x5xf32> -> tensor<8xf32>

@@ -29,3 +29,13 @@ func.func @forward(%x: tensor<3x3xf32>) -> tensor<3x3xf32> {
   %y = arith.addf %x, %x : tensor<3x3xf32>
   return %y : tensor<3x3xf32>
 }
+
+// -----
+
+// Ranks split whole sequences, not tokens: 2 sequences of 4 tokens do not
+// split over 3 ranks.
+// expected-error @+1 {{zero-split-batch: data argument #0 holds 8 tokens, which are not whole sequences of 4 for each of world-size 3 ranks}}
+func.func @forward(%tokens: tensor<8xi32> {nn.data = "tokens"}, %targets: tensor<8xi32> {nn.data = "targets"}) -> tensor<f32> attributes {nn.seq_len = 4 : i64} {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %l : tensor<f32>
+}

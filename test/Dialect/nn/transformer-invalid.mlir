@@ -1,0 +1,105 @@
+// RUN: zero-opt %s --split-input-file --verify-diagnostics
+// One case per labelled constraint of the transformer ops.
+
+func.func @embedding_c1(%ids: tensor<16xi32>, %t: tensor<256x32xf32>) {
+  // expected-error @+1 {{'nn.embedding' op (C1) result must be 16x32, got 'tensor<8x32xf32>'}}
+  %x = nn.embedding %ids, %t : tensor<16xi32>, tensor<256x32xf32> -> tensor<8x32xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_c1(%ids: tensor<16xi32>, %dy: tensor<8x32xf32>) {
+  // expected-error @+1 {{'nn.embedding_grad' op (C1) result_grad 'tensor<8x32xf32>' must have 16 rows and the columns of the result 'tensor<256x32xf32>'}}
+  %d = nn.embedding_grad %ids, %dy : tensor<16xi32>, tensor<8x32xf32> -> tensor<256x32xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_c1(%x: tensor<16x32xf32>, %g: tensor<31xf32>) {
+  // expected-error @+1 {{'nn.layer_norm' op (C1) gamma has 31 elements but the input has 32 columns}}
+  %y = nn.layer_norm %x, %g, %g {epsilon = 1.0e-05 : f32} : tensor<16x32xf32>, tensor<31xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_c1(%x: tensor<16x32xf32>, %g: tensor<16xf32>) {
+  // expected-error @+1 {{'nn.rms_norm' op (C1) gamma has 16 elements but the input has 32 columns}}
+  %y = nn.rms_norm %x, %g {epsilon = 1.0e-05 : f32} : tensor<16x32xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @rope_c1(%x: tensor<16x30xf32>) {
+  // expected-error @+1 {{'nn.rope' op (C1) 'tensor<16x30xf32>' does not split into sequences of 8 rows and 4 heads of an even size}}
+  %y = nn.rope %x {num_heads = 4 : i64, seq_len = 8 : i64, theta = 1.0e+04 : f32} : tensor<16x30xf32>
+  return
+}
+
+// -----
+
+func.func @attention_c1(%q: tensor<16x32xf32>, %k: tensor<16x16xf32>) {
+  // expected-error @+1 {{'nn.attention' op (C1) 4 query heads must divide the 32 query columns and be a multiple of 3 kv heads}}
+  %a = nn.attention %q, %k, %k {num_heads = 4 : i64, num_kv_heads = 3 : i64, seq_len = 8 : i64} : tensor<16x32xf32>, tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_c2_cols(%q: tensor<16x32xf32>, %k: tensor<16x24xf32>) {
+  // expected-error @+1 {{'nn.attention' op (C2) key columns must be 2 x 8, got 24}}
+  %a = nn.attention %q, %k, %k {num_heads = 4 : i64, num_kv_heads = 2 : i64, seq_len = 8 : i64} : tensor<16x32xf32>, tensor<16x24xf32>
+  return
+}
+
+// -----
+
+func.func @attention_c2_rows(%q: tensor<16x32xf32>, %k: tensor<16x16xf32>) {
+  // expected-error @+1 {{'nn.attention' op (C2) query and key rows (16, 16) must be equal and divide into sequences of 5}}
+  %a = nn.attention %q, %k, %k {num_heads = 4 : i64, num_kv_heads = 2 : i64, seq_len = 5 : i64} : tensor<16x32xf32>, tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @slice_cols_c1(%x: tensor<16x96xf32>) {
+  // expected-error @+1 {{'nn.slice_cols' op (C1) columns [80, 112) of 'tensor<16x96xf32>' cannot form 'tensor<16x32xf32>'}}
+  %y = nn.slice_cols %x {offset = 80 : i64} : tensor<16x96xf32> -> tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @cast_c1(%x: tensor<16x96xf32>) {
+  // expected-error @+1 {{'nn.cast' op (C1) cannot change the shape: 'tensor<16x96xf32>' -> 'tensor<96x16xbf16>'}}
+  %y = nn.cast %x : tensor<16x96xf32> -> tensor<96x16xbf16>
+  return
+}
+
+// -----
+
+func.func @mixed_element_types(%a: tensor<8x4xf32>, %b: tensor<4x3xbf16>) {
+  // expected-error @+1 {{'nn.matmul' op failed to verify that all of {lhs, rhs, result} have same element type}}
+  %c = nn.matmul %a, %b : tensor<8x4xf32>, tensor<4x3xbf16> -> tensor<8x3xf32>
+  return
+}
+
+// -----
+
+func.func @adamw_c2(%p: tensor<9xf32>, %g: tensor<3x3xbf16>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'nn.adamw' op (C2) the gradient 'tensor<3x3xbf16>' must have the shape of the parameter 'tensor<9xf32>'}}
+  %a, %b, %c = nn.adamw %p, %g, %p, %p, lr = %lr, step = %lr
+      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.0 : f32}
+      : tensor<9xf32>, tensor<3x3xbf16>, tensor<f32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: 'nn.data' must be one of features, labels, tokens, targets, positions, got 'pixels'}}
+func.func @data_kind(%x: tensor<4xi32> {nn.data = "pixels"}) {
+  return
+}
