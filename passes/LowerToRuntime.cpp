@@ -83,7 +83,7 @@ void StepLowering::analyse() {
     for (Value operand : op.getOperands())
       lastUse[operand] = index;
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
-  for (unsigned i = 1, e = ret.getNumOperands(); i < e; ++i)
+  for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i)
     if (auto updates =
             trainStep.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttrName))
       destinations[ret.getOperand(i)] = trainStep.getArgument(updates.getInt());
@@ -438,21 +438,22 @@ void StepLowering::freeDeadValues(Operation *op) {
       rt.call(op->getLoc(), "zrt_free", {ctx, buf(value)});
 }
 
+/// Results that update an argument go to its buffer; the one result that
+/// does not is the loss (absent from the optimizer step of gradient
+/// accumulation), copied to `lossOut`.
 void StepLowering::lowerReturn(func::ReturnOp ret, Value lossOut) {
   Location loc = ret.getLoc();
-  Value loss = ret.getOperand(0);
-  call(loc, "zrt_copy", {buf(loss), lossOut, rt.i64(loc, byteSize(loss.getType()))});
-  for (Value value : ret.getOperands().drop_front()) {
+  for (Value value : ret.getOperands()) {
     Value dest = destinations.lookup(value);
-    if (buf(value) != buf(dest))
+    Value target = dest ? buf(dest) : lossOut;
+    if (buf(value) != target)
       call(loc, "zrt_copy",
-           {buf(value), buf(dest), rt.i64(loc, byteSize(value.getType()))});
+           {buf(value), target, rt.i64(loc, byteSize(value.getType()))});
   }
 }
 
 LogicalResult StepLowering::lower(Value argsArray, Value lossOut) {
   analyse();
-  Location loc = trainStep.getLoc();
   Type ptr = rt.ptrType();
   for (BlockArgument arg : trainStep.getArguments()) {
     Value slot = LLVM::GEPOp::create(b, arg.getLoc(), ptr, ptr, argsArray,
@@ -468,7 +469,6 @@ LogicalResult StepLowering::lower(Value argsArray, Value lossOut) {
     freeDeadValues(&op);
     ++position;
   }
-  (void)loc;
   return success();
 }
 
@@ -479,27 +479,38 @@ struct LowerToRuntimePass
     func::FuncOp trainStep = lookupFunction(
         module, kTrainStepFuncName, getArgument(),
         "run zero-insert-collectives first");
-    if (!trainStep || failed(emitProgramDescription(trainStep, getArgument())) ||
-        failed(emitStep(trainStep)))
+    if (!trainStep || failed(emitProgramDescription(trainStep, getArgument())))
+      return signalPassFailure();
+    // Without gradient accumulation the optimizer runs inside the step and
+    // the apply function the runtime calls after each step is empty.
+    auto trainApply = module.lookupSymbol<func::FuncOp>(kTrainApplyFuncName);
+    if (failed(emitEntry(trainStep, "zero_program_step", /*withLoss=*/true)) ||
+        failed(emitEntry(trainApply, "zero_program_apply", /*withLoss=*/false)))
       return signalPassFailure();
     trainStep.erase();
+    if (trainApply)
+      trainApply.erase();
   }
 
-  /// @zero_program_step(%ctx, %args, %loss): one training step.
-  LogicalResult emitStep(func::FuncOp trainStep) {
+  /// @name(%ctx, %args[, %loss]) running `body` (nothing when it is null).
+  LogicalResult emitEntry(func::FuncOp body, StringRef name, bool withLoss) {
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToEnd(module.getBody());
     RuntimeCalls rt(module, b);
     Type ptr = rt.ptrType();
-    Location loc = trainStep.getLoc();
-    auto step = func::FuncOp::create(b, loc, "zero_program_step",
-                                     b.getFunctionType({ptr, ptr, ptr}, {}));
-    Block *body = step.addEntryBlock();
-    b.setInsertionPointToStart(body);
-    StepLowering lowering(trainStep, rt, b, body->getArgument(0));
-    if (failed(lowering.lower(body->getArgument(1), body->getArgument(2))))
-      return failure();
+    Location loc = body ? body.getLoc() : module.getLoc();
+    SmallVector<Type> argTypes(withLoss ? 3 : 2, ptr);
+    auto entry =
+        func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+    Block *block = entry.addEntryBlock();
+    b.setInsertionPointToStart(block);
+    if (body) {
+      StepLowering lowering(body, rt, b, block->getArgument(0));
+      if (failed(lowering.lower(block->getArgument(1),
+                                withLoss ? block->getArgument(2) : Value())))
+        return failure();
+    }
     func::ReturnOp::create(b, loc);
     return success();
   }

@@ -10,6 +10,7 @@ namespace zero {
 /// Names of the functions the pipeline passes from one pass to the next.
 inline constexpr llvm::StringLiteral kForwardFuncName = "forward";
 inline constexpr llvm::StringLiteral kTrainStepFuncName = "train_step";
+inline constexpr llvm::StringLiteral kTrainApplyFuncName = "train_apply";
 
 /// Function attribute of language models: tokens per sequence. Data rows
 /// are tokens, and ranks split whole sequences.
@@ -20,6 +21,8 @@ inline constexpr llvm::StringLiteral kGradOfAttrName = "nn.grad_of";
 inline constexpr llvm::StringLiteral kAdamMAttrName = "nn.adam_m";
 inline constexpr llvm::StringLiteral kAdamVAttrName = "nn.adam_v";
 inline constexpr llvm::StringLiteral kHyperAttrName = "nn.hyper";
+/// Float32 accumulator of the reduced gradient of the named parameter.
+inline constexpr llvm::StringLiteral kGradAccumAttrName = "nn.grad_accum";
 /// Float32 master copy of the bfloat16 parameter of the same name.
 inline constexpr llvm::StringLiteral kMasterAttrName = "nn.master";
 /// What a data argument holds: features, labels, tokens, targets, positions.
@@ -31,6 +34,9 @@ inline constexpr llvm::StringLiteral kInitScaleAttrName = "nn.init_scale";
 inline constexpr llvm::StringLiteral kUpdatesAttrName = "zero.updates";
 inline constexpr llvm::StringLiteral kStageAttrName = "zero.stage";
 inline constexpr llvm::StringLiteral kWorldSizeAttrName = "zero.world_size";
+/// Function attribute: micro-batches accumulated per optimizer step.
+inline constexpr llvm::StringLiteral kMicroBatchesAttrName =
+    "zero.micro_batches";
 /// Argument attribute: the whole tensor's type of a sharded argument.
 inline constexpr llvm::StringLiteral kUnshardedTypeAttrName =
     "zero.unsharded_type";

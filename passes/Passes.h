@@ -23,6 +23,7 @@ namespace zero {
 struct StageOptions {
   int64_t stage = 0;
   int64_t worldSize = 1;
+  int64_t microBatches = 1; // Gradient accumulation.
 };
 
 /// Adds the pipeline of one ZeRO stage, from @forward to the LLVM dialect.

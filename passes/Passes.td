@@ -24,6 +24,9 @@ def SplitBatch : Pass<"zero-split-batch", "::mlir::ModuleOp"> {
   let options = [
     Option<"worldSize", "world-size", "int64_t", "1",
            "Number of data-parallel ranks">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Micro-batches accumulated per optimizer step: the loss divides "
+           "by the batch of all of them">,
   ];
   let dependentDialects = ["::zero::sharding::ZeroDialect"];
 }
@@ -132,11 +135,35 @@ def ClipGradNorm : Pass<"zero-clip-grad-norm", "::mlir::ModuleOp"> {
                            "::zero::sharding::ZeroDialect"];
 }
 
+def AccumulateGradients : Pass<"zero-accumulate-gradients", "::mlir::ModuleOp"> {
+  let summary = "Splits @train_step into a micro-step and an optimizer step";
+  let description = [{
+    Gradient accumulation over `micro-batches` micro-batches. Input:
+    `@train_step` after `zero-clip-grad-norm`. Output: `@train_step`, run
+    once per micro-batch, which computes the loss and the reduced gradients
+    and adds each, in float32, into a new accumulator argument
+    (`nn.grad_accum = <name>`, placed like the reduced gradient: whole at
+    stage 0, this rank's shard from stage 1); and `@train_apply`, run once
+    per optimizer step with the same arguments, which holds the clipping and
+    AdamW updates, reads the accumulators instead of the gradients and
+    zeroes them. Gradients are reduced every micro-batch, so whole gradients
+    never outlive their micro-batch from stage 2 on. With `micro-batches=1`
+    the pass changes nothing.
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Micro-batches per optimizer step">,
+  ];
+  let dependentDialects = ["::zero::nn::NNDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lowers @train_step to calls of the libzrt C ABI";
   let description = [{
-    Input: `@train_step` on tensors, with placements and collectives.
-    Output: the two functions a program exports (include/zero/zrt.h):
+    Input: `@train_step` on tensors, with placements and collectives, and
+    `@train_apply` when gradients are accumulated.
+    Output: the functions a program exports (include/zero/zrt.h):
     `@zero_program_describe(%ctx)`, which declares the program and each
     argument to the runtime, and `@zero_program_step(%ctx, %args, %loss)`,
     in which every tensor is a `!llvm.ptr` buffer, every op a `func.call` of
@@ -144,6 +171,7 @@ def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {
     its producer and freed after its last use (a gathered copy at its
     `zero.release`). Results marked `zero.updates` are written into their
     argument's buffer, in place when the producing op allows it.
+    `@train_apply` becomes `@zero_program_apply(%ctx, %args)`.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",

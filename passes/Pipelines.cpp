@@ -12,12 +12,13 @@ using namespace mlir;
 namespace zero {
 
 void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
-  pm.addPass(createSplitBatch({options.worldSize}));
+  pm.addPass(createSplitBatch({options.worldSize, options.microBatches}));
   pm.addPass(createAutodiff());
   pm.addPass(createAdamW());
   pm.addPass(createPlacement({options.stage, options.worldSize}));
   pm.addPass(createInsertCollectives());
   pm.addPass(createClipGradNorm());
+  pm.addPass(createAccumulateGradients({options.microBatches}));
   pm.addPass(createLowerToRuntime());
   // Hoists and merges the constants of the runtime calls, so that the
   // lowered program reads as a list of calls.
@@ -35,6 +36,10 @@ struct StagePipelineOptions
   Option<int64_t> worldSize{*this, "world-size",
                             llvm::cl::desc("Number of data-parallel ranks"),
                             llvm::cl::init(1)};
+  Option<int64_t> microBatches{
+      *this, "micro-batches",
+      llvm::cl::desc("Micro-batches accumulated per optimizer step"),
+      llvm::cl::init(1)};
 };
 } // namespace
 
@@ -50,7 +55,8 @@ void registerAllZeroPasses() {
       "The whole zero-opt pipeline for one ZeRO stage, from @forward to the "
       "LLVM dialect",
       [](OpPassManager &pm, const StagePipelineOptions &options) {
-        buildStagePipeline(pm, {options.stage, options.worldSize});
+        buildStagePipeline(pm, {options.stage, options.worldSize,
+                                options.microBatches});
       });
 }
 

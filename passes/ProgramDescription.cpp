@@ -90,6 +90,10 @@ describeArgument(func::FuncOp func, unsigned index, StringRef passName) {
     desc.name = name.str();
     desc.role = ZRT_ROLE_MASTER;
     describeInit(func, *param, desc);
+  } else if (StringRef name = getArgString(func, index, kGradAccumAttrName);
+             !name.empty()) {
+    desc.name = ("grad_accum." + name).str();
+    desc.role = ZRT_ROLE_GRAD_ACCUM;
   } else if (StringRef m = getArgString(func, index, kAdamMAttrName);
              !m.empty()) {
     desc.name = ("adam_m." + m).str();
@@ -206,6 +210,8 @@ LogicalResult emitProgramDescription(func::FuncOp trainStep,
            rt.i64(loc, intAttr(kStageAttrName)), rt.i32(loc, shape->task),
            rt.i64(loc, shape->globalBatch), rt.i64(loc, shape->seqLen),
            rt.i64(loc, shape->numFeatures), rt.i64(loc, shape->numClasses)});
+  rt.call(loc, "zrt_declare_micro_batches",
+          {ctx, rt.i64(loc, std::max<int64_t>(1, intAttr(kMicroBatchesAttrName)))});
   for (auto [i, arg] : llvm::enumerate(args)) {
     SmallVector<Value> dims;
     for (int d = 0; d < 4; ++d)

@@ -71,6 +71,10 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
       return func.emitError() << getArgument()
                               << ": world-size must be at least 1, got "
                               << worldSize.getValue();
+    if (microBatches < 1)
+      return func.emitError() << getArgument()
+                              << ": micro-batches must be at least 1, got "
+                              << microBatches.getValue();
     auto placement = PlacementAttr::get(&getContext(), Role::Data,
                                         Distribution::Sharded);
     Block &entry = func.getBody().front();
@@ -119,7 +123,8 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
       if (auto loss = dyn_cast<nn::SoftmaxCrossEntropyOp>(op))
         if (!loss.getDivisor())
           loss.setDivisorAttr(builder.getI64IntegerAttr(
-              loss.getLogits().getType().getShape()[0] * worldSize));
+              loss.getLogits().getType().getShape()[0] * worldSize *
+              microBatches));
       if (op.getNumResults() != 1)
         return op.emitOpError() << "cannot be split by " << getArgument()
                                 << ": expected an op with one result";

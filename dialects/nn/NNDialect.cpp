@@ -44,7 +44,8 @@ LogicalResult NNDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   else if (name == "nn.init")
     allowed = initKinds;
   else if (name != kParamAttrName && name != "nn.adam_m" &&
-           name != "nn.adam_v" && name != "nn.hyper" && name != "nn.master")
+           name != "nn.adam_v" && name != "nn.hyper" && name != "nn.master" &&
+           name != "nn.grad_accum")
     return error() << "unknown nn argument attribute '" << name << "'";
   auto value = dyn_cast<StringAttr>(attr.getValue());
   if (!value || value.getValue().empty())

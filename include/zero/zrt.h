@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 2
+#define ZRT_ABI_VERSION 3
 
 typedef struct zrt_context zrt_context;
 
@@ -68,8 +68,11 @@ typedef enum zrt_role {
   ZRT_ROLE_MASTER = 10,  /* float32 master copy of the bf16 parameter of
                             the same name (full or shard); initialised
                             and loaded like that parameter                */
-  ZRT_ROLE_MAX_NORM = 11 /* scalar float32 gradient-clipping threshold
+  ZRT_ROLE_MAX_NORM = 11,/* scalar float32 gradient-clipping threshold
                             (--clip-grad-norm; 0 disables clipping)       */
+  ZRT_ROLE_GRAD_ACCUM = 12 /* float32 accumulator of the reduced gradient
+                            of the named parameter (full or shard) over
+                            the micro-batches of a step; zeroed          */
 } zrt_role;
 
 /* How a parameter is initialised. Values are drawn from a counter-based
@@ -114,11 +117,20 @@ void zrt_declare_arg(zrt_context *ctx, int64_t index, const char *name,
                      int64_t dim1, int64_t dim2, int64_t dim3, int32_t sharded,
                      int32_t init, float init_scale);
 
+/* Gradient accumulation: each optimizer step runs zero_program_step once per
+ * micro-batch (micro_batches >= 1, 1 when never declared), each on the next
+ * global batch of data, then zero_program_apply once. */
+void zrt_declare_micro_batches(zrt_context *ctx, int64_t micro_batches);
+
 /* Exported by the generated object (not by libzrt). */
 void zero_program_describe(zrt_context *ctx);
-/* `args[i]` is the buffer of argument i; `loss` receives the global mean
- * loss of this step (the same value on every rank). */
+/* `args[i]` is the buffer of argument i; `loss` receives this micro-batch's
+ * share of the step's global mean loss (the same value on every rank): the
+ * step's loss is the sum over its micro-batches. */
 void zero_program_step(zrt_context *ctx, void **args, float *loss);
+/* The optimizer step after the micro-batches (empty without gradient
+ * accumulation, where zero_program_step updates the state itself). */
+void zero_program_apply(zrt_context *ctx, void **args);
 
 /*===--- Memory -----------------------------------------------------------===*/
 

@@ -52,8 +52,8 @@ void Batches::fillLm(int64_t step, const std::vector<void *> &buffers) {
               ctx->program.seqLen, slots[0], slots[1], slots[2]);
 }
 
-void Batches::fill(int64_t step, const std::vector<void *> &buffers,
-                   const Options &options) {
+void Batches::fill(int64_t step, int64_t micro,
+                   const std::vector<void *> &buffers, const Options &options) {
   for (size_t i = 0; i < buffers.size(); ++i) {
     float *scalar = (float *)buffers[i];
     switch (ctx->args[i].role) {
@@ -68,10 +68,11 @@ void Batches::fill(int64_t step, const std::vector<void *> &buffers,
       break;
     }
   }
+  int64_t batchIndex = step * ctx->program.microBatches + micro;
   if (synthetic)
-    fillClassify(step, buffers);
+    fillClassify(batchIndex, buffers);
   else
-    fillLm(step, buffers);
+    fillLm(batchIndex, buffers);
 }
 
 void Batches::printRows(int64_t step, const ArgDesc &arg, const void *buffer) {
@@ -107,7 +108,7 @@ void Batches::dump(int64_t steps, const std::vector<void *> &buffers,
                    const Options &options) {
   const ProgramDesc &p = ctx->program;
   for (int64_t step = 0; step < steps; ++step) {
-    fill(step, buffers, options);
+    fill(step, 0, buffers, options);
     if (ctx->rank == 0 && !synthetic)
       for (int64_t r = 0; r < p.globalBatch; ++r)
         std::printf(

@@ -30,7 +30,9 @@ public:
   std::string openTokens(const std::string &path);
 
   /// Fills every data and scalar argument for `step` (0-based).
-  void fill(int64_t step, const std::vector<void *> &buffers,
+  /// Fills the scalars of `step` and the data of its micro-batch `micro`
+  /// (the global batches follow one another: step * micro-batches + micro).
+  void fill(int64_t step, int64_t micro, const std::vector<void *> &buffers,
             const Options &options);
 
   /// --dump-batch (collective): fills the first `steps` steps and prints

@@ -78,6 +78,12 @@ extern "C" void zrt_declare_program(zrt_context *ctx, int64_t abiVersion,
                   globalBatch, seqLen,     numFeatures, numClasses};
 }
 
+extern "C" void zrt_declare_micro_batches(zrt_context *ctx,
+                                          int64_t microBatches) {
+  // Checked with the rest of the declarations (program.cpp).
+  ctx->program.microBatches = microBatches;
+}
+
 extern "C" void zrt_declare_arg(zrt_context *ctx, int64_t index,
                                 const char *name, int32_t role, int32_t dtype,
                                 int32_t rank, int64_t dim0, int64_t dim1,

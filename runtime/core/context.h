@@ -32,6 +32,7 @@ struct ProgramDesc {
   int64_t seqLen = 0;
   int64_t numFeatures = 0;
   int64_t numClasses = 0;
+  int64_t microBatches = 1; // zrt_declare_micro_batches
 };
 
 /// What zrt_declare_arg recorded for one step argument, unchecked: the

@@ -91,14 +91,25 @@ static void initialise(zrt_context *ctx, const Options &options,
 }
 
 static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
-                  Batches &batches, std::vector<void *> &buffers) {
+                  zrt_apply_fn applyFn, Batches &batches,
+                  std::vector<void *> &buffers) {
   double seconds = 0;
   for (int64_t step = 0; step < options.steps; ++step) {
-    batches.fill(step, buffers, options);
+    // Each micro-batch's loss is its share of the step's mean.
     float loss = 0;
-    double start = MPI_Wtime();
-    stepFn(ctx, buffers.data(), &loss);
-    seconds += MPI_Wtime() - start;
+    for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
+      batches.fill(step, micro, buffers, options);
+      float microLoss = 0;
+      double start = MPI_Wtime();
+      stepFn(ctx, buffers.data(), &microLoss);
+      seconds += MPI_Wtime() - start;
+      loss += microLoss;
+    }
+    if (applyFn) {
+      double start = MPI_Wtime();
+      applyFn(ctx, buffers.data());
+      seconds += MPI_Wtime() - start;
+    }
     if (ctx->rank == 0) {
       std::printf("step %lld loss %.9g\n", (long long)step + 1, loss);
       std::fflush(stdout);
@@ -117,7 +128,7 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
 }
 
 extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
-                       zrt_step_fn stepFn) {
+                       zrt_step_fn stepFn, zrt_apply_fn applyFn) {
   ZRT_MPI_CHECK(MPI_Init(&argc, &argv));
   ZRT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   zrt_context *ctx = createContext(MPI_COMM_WORLD);
@@ -152,6 +163,6 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   if (options.dumpBatch)
     batches.dump(options.steps, buffers, options);
   else
-    train(ctx, options, stepFn, batches, buffers);
+    train(ctx, options, stepFn, applyFn, batches, buffers);
   leaveAll(ctx, "", ExitOk);
 }

@@ -18,12 +18,15 @@ extern "C" {
 
 typedef void (*zrt_describe_fn)(zrt_context *ctx);
 typedef void (*zrt_step_fn)(zrt_context *ctx, void **args, float *loss);
+typedef void (*zrt_apply_fn)(zrt_context *ctx, void **args);
 
 /* Initialises MPI, parses the flags, runs the training loop and returns the
  * process exit code (0 on success). Errors every rank sees alike end every
  * rank with MPI_Finalize and a non-zero code; errors only one rank sees
  * abort the job. */
-int zrt_run(int argc, char **argv, zrt_describe_fn describe, zrt_step_fn step);
+/* `apply` may be NULL (a program without an optimizer step of its own). */
+int zrt_run(int argc, char **argv, zrt_describe_fn describe, zrt_step_fn step,
+            zrt_apply_fn apply);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -46,11 +46,12 @@ void printThroughput(const zrt_context *ctx, int64_t steps, double seconds) {
   std::printf("time per step: %.3f ms (rank 0, %lld steps)\n",
               seconds * 1e3 / steps, (long long)steps);
   const ProgramDesc &p = ctx->program;
+  int64_t sequences = p.globalBatch * p.microBatches;
   if (p.task == ZRT_TASK_LM && seconds > 0)
     std::printf("tokens per second: %.0f (%lld x %lld tokens per step, all "
                 "ranks)\n",
-                (double)(steps * p.globalBatch * p.seqLen) / seconds,
-                (long long)p.globalBatch, (long long)p.seqLen);
+                (double)(steps * sequences * p.seqLen) / seconds,
+                (long long)sequences, (long long)p.seqLen);
 }
 
 } // namespace zrt

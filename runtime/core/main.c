@@ -7,6 +7,12 @@
 
 #include "core/driver.h"
 
+/* Compiled programs always export zero_program_apply; hand-written test
+ * programs may not, and run without it. */
+extern void zero_program_apply(zrt_context *ctx, void **args)
+    __attribute__((weak));
+
 int main(int argc, char **argv) {
-  return zrt_run(argc, argv, zero_program_describe, zero_program_step);
+  return zrt_run(argc, argv, zero_program_describe, zero_program_step,
+                 zero_program_apply);
 }

@@ -20,15 +20,17 @@ static std::string str(int64_t value) { return std::to_string(value); }
 const char *roleName(int32_t role) {
   static const char *const names[] = {
       "features", "labels", "param",   "adam_m",    "adam_v", "lr",
-      "step",     "tokens", "targets", "positions", "master", "max_norm"};
-  if (role < 0 || role > ZRT_ROLE_MAX_NORM)
+      "step",     "tokens", "targets", "positions", "master", "max_norm",
+      "grad_accum"};
+  if (role < 0 || role > ZRT_ROLE_GRAD_ACCUM)
     return "unknown role";
   return names[role];
 }
 
 static bool isState(int32_t role) {
   return role == ZRT_ROLE_PARAM || role == ZRT_ROLE_ADAM_M ||
-         role == ZRT_ROLE_ADAM_V || role == ZRT_ROLE_MASTER;
+         role == ZRT_ROLE_ADAM_V || role == ZRT_ROLE_MASTER ||
+         role == ZRT_ROLE_GRAD_ACCUM;
 }
 
 static bool isScalar(int32_t role) {
@@ -92,7 +94,7 @@ static std::string validateRole(const zrt_context *ctx, const ArgDesc &arg,
   if (isState(arg.role)) {
     if (arg.role != ZRT_ROLE_PARAM && arg.dtype != ZRT_F32)
       return what + " is " + dtypeName(arg.dtype) +
-             "; moments and master weights are f32";
+             "; moments, master weights and accumulators are f32";
     if (arg.role == ZRT_ROLE_PARAM &&
         (arg.init < ZRT_INIT_ZEROS || arg.init > ZRT_INIT_ONES))
       return what + " has an unknown init " + str(arg.init);
@@ -129,7 +131,7 @@ static std::string validateArg(const zrt_context *ctx, const ArgDesc &arg,
   if (!arg.declared)
     return "argument " + str(index) + " was never declared";
   std::string what = "argument " + str(index) + " ('" + arg.name + "')";
-  if (arg.role < ZRT_ROLE_FEATURES || arg.role > ZRT_ROLE_MAX_NORM)
+  if (arg.role < ZRT_ROLE_FEATURES || arg.role > ZRT_ROLE_GRAD_ACCUM)
     return what + " has an unknown role " + str(arg.role);
   what = roleName(arg.role) + std::string(" ") + what;
   if (dtypeBytes(arg.dtype) == 0)
@@ -173,6 +175,9 @@ static std::string validateHeader(const zrt_context *ctx) {
   const ProgramDesc &p = ctx->program;
   if (!p.declared)
     return "the program never called zrt_declare_program";
+  if (p.microBatches < 1)
+    return "the program declares " + str(p.microBatches) +
+           " micro-batches per step; at least 1 is needed";
   if (p.abiVersion != ZRT_ABI_VERSION)
     return "this program was built for runtime ABI version " +
            str(p.abiVersion) + " but this libzrt implements version " +
@@ -254,6 +259,8 @@ static int32_t bufferCategory(int32_t role) {
   case ZRT_ROLE_ADAM_V:
   case ZRT_ROLE_MASTER:
     return ZRT_MEM_OPTIMIZER;
+  case ZRT_ROLE_GRAD_ACCUM:
+    return ZRT_MEM_GRAD;
   }
   return ZRT_MEM_DATA;
 }

@@ -186,7 +186,7 @@ void checkDeclarations(Checker &check) {
   expectError(
       check, "bf16 moment",
       [](zrt_context *c) { arg(c, 8, "m", ZRT_ROLE_ADAM_M, 1, 1, 3); },
-      "is bf16; moments and master weights are f32");
+      "is bf16; moments, master weights and accumulators are f32");
   expectError(
       check, "duplicate param",
       [](zrt_context *c) { arg(c, 8, "bias", ZRT_ROLE_PARAM, 0, 1, 11); },

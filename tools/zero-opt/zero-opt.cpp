@@ -75,6 +75,11 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Executable, "exe",
                           "an executable linked with libzrt")),
     cl::init(EmitKind::Auto), cl::cat(zeroCategory));
+cl::opt<int64_t> gradAccum(
+    "grad-accum",
+    cl::desc("Micro-batches of --batch accumulated (in float32) per "
+             "optimizer step"),
+    cl::value_desc("K"), cl::init(1), cl::cat(zeroCategory));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory of libzrt.so and libzrt_main.a for linking"),
@@ -126,7 +131,12 @@ FailureOr<zero::StageOptions> resolveStageOptions() {
          llvm::Twine(worldSizeValue));
     return failure();
   }
-  return zero::StageOptions{stageValue, worldSizeValue};
+  if (gradAccum < 1) {
+    fail("--grad-accum must be at least 1, got " +
+         llvm::Twine(gradAccum.getValue()));
+    return failure();
+  }
+  return zero::StageOptions{stageValue, worldSizeValue, gradAccum};
 }
 
 /// The emit kind, from --emit or else from the output name.
