@@ -24,6 +24,9 @@ struct StageOptions {
   int64_t stage = 0;
   int64_t worldSize = 1;
   int64_t microBatches = 1; // Gradient accumulation.
+  /// Stop after the lowering to runtime calls (for zero-report) instead of
+  /// going on to the LLVM dialect.
+  bool stopAtRuntimeCalls = false;
 };
 
 /// Adds the pipeline of one ZeRO stage, from @forward to the LLVM dialect.

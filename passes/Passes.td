@@ -178,4 +178,25 @@ def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def Report : Pass<"zero-report", "::mlir::ModuleOp"> {
+  let summary = "Predicts each rank's peak memory and traffic per step";
+  let description = [{
+    Input: the module after `zero-lower-to-runtime` (and canonicalize, so
+    that sizes are constants). Replays what the runtime will do: allocates
+    every argument the describe function declares, then walks the step (once
+    per micro-batch) and the apply function, adding each `zrt_alloc` to its
+    category and subtracting each `zrt_free`, and counting the bytes of every
+    collective by the runtime's rule (an all-gather or reduce-scatter moves
+    the padded tensor, an all-reduce twice its buffer; padded collectives
+    stage a padded copy as comm memory while they run). Prints the peak
+    bytes per memory category, the traffic per collective kind, and the ZeRO
+    paper's formulas for the same model, as a table or as JSON. The IR is
+    not changed.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", "\"table\"",
+           "table or json">,
+  ];
+}
+
 #endif // ZERO_PASSES

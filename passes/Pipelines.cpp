@@ -23,6 +23,8 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   // Hoists and merges the constants of the runtime calls, so that the
   // lowered program reads as a list of calls.
   pm.addPass(createCanonicalizerPass());
+  if (options.stopAtRuntimeCalls)
+    return;
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -34,7 +34,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class EmitKind { Auto, MLIR, LLVM, Object, Executable };
+enum class EmitKind { Auto, MLIR, LLVM, Object, Executable, Report };
 
 cl::OptionCategory zeroCategory("zero-opt options");
 
@@ -75,6 +75,12 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Executable, "exe",
                           "an executable linked with libzrt")),
     cl::init(EmitKind::Auto), cl::cat(zeroCategory));
+cl::opt<std::string> report(
+    "report",
+    cl::desc("Print the predicted peak memory and traffic per rank next to "
+             "the ZeRO formulas instead of compiling (--report=json for "
+             "JSON); needs --stage"),
+    cl::value_desc("table|json"), cl::ValueOptional, cl::cat(zeroCategory));
 cl::opt<int64_t> gradAccum(
     "grad-accum",
     cl::desc("Micro-batches of --batch accumulated (in float32) per "
@@ -297,6 +303,8 @@ LogicalResult compileBeyondMLIR(std::unique_ptr<llvm::MemoryBuffer> input,
     return failure();
 
   Location loc = module->getLoc();
+  if (kind == EmitKind::Report)
+    return success(); // The report pass printed it.
   if (kind == EmitKind::LLVM) {
     std::string error;
     auto out = openOutputFile(outputFilename, &error);
@@ -351,10 +359,20 @@ int main(int argc, char **argv) {
     FailureOr<zero::StageOptions> options = resolveStageOptions();
     if (failed(options))
       return 1;
-    config.setPassPipelineSetupFn([options = *options](PassManager &pm) {
+    bool reporting = report.getNumOccurrences() > 0;
+    std::string format = report.empty() ? "table" : report.getValue();
+    if (reporting && format != "table" && format != "json")
+      return fail("--report=" + format + " is not a format; use table or json");
+    options->stopAtRuntimeCalls = reporting;
+    config.setPassPipelineSetupFn([options = *options, reporting,
+                                   format](PassManager &pm) {
       zero::buildStagePipeline(pm, options);
+      if (reporting)
+        pm.addPass(zero::createReport({format}));
       return success();
     });
+  } else if (report.getNumOccurrences()) {
+    return fail("--report needs --stage=N (and --world-size=N)");
   } else if (worldSize.getNumOccurrences()) {
     return fail("--world-size applies to --stage=N; to run single passes, "
                 "give the passes their world-size option instead");
@@ -365,7 +383,8 @@ int main(int argc, char **argv) {
   if (!input)
     return 1;
 
-  EmitKind kind = resolveEmitKind(outputFilename);
+  EmitKind kind = report.getNumOccurrences() ? EmitKind::Report
+                                             : resolveEmitKind(outputFilename);
   if (kind == EmitKind::MLIR) {
     std::string error;
     auto output = openOutputFile(outputFilename, &error);
@@ -380,7 +399,8 @@ int main(int argc, char **argv) {
       !config.inputSplitMarker().empty())
     return fail("--verify-diagnostics and --split-input-file work with "
                 "--emit=mlir only");
-  if (kind != EmitKind::LLVM && outputFilename == "-")
+  if (kind != EmitKind::LLVM && kind != EmitKind::Report &&
+      outputFilename == "-")
     return fail("--emit=obj and --emit=exe need an output file (-o NAME)");
   return failed(compileBeyondMLIR(std::move(input), registry, config, kind,
                                   outputFilename))

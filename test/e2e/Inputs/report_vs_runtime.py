@@ -1,0 +1,82 @@
+"""The compiler's --report equals what the runtime measures.
+
+  report_vs_runtime.py --out DIR --mpirun CMD [--data TOKENS] --compile=ARGS \
+      [--combos S:N,...] [--steps K]
+
+For each ZeRO stage S and world size N, asks `zero-opt ARGS --stage=S
+--world-size=N --report=json` for the predicted peak bytes per memory
+category and bytes and calls per collective per step, runs the compiled
+program for K steps under `CMD N`, and requires the runtime's ledger to equal
+the prediction exactly (traffic: K times the per-step prediction).
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+PEAK = re.compile(r"^memory peak (\w+): (\d+) bytes$")
+COMM = re.compile(r"^comm (\w+): (\d+) bytes in (\d+) calls$")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--mpirun", required=True)
+    parser.add_argument("--data", help="token file (language models)")
+    parser.add_argument("--compile", required=True,
+                        help="zero-opt flags of the model, in one string")
+    parser.add_argument("--combos", default="0:2,1:2,2:2,3:2,0:4,1:4,2:4,3:4")
+    parser.add_argument("--steps", type=int, default=2)
+    options = parser.parse_args()
+    os.makedirs(options.out, exist_ok=True)
+    model = shlex.split(options.compile)
+    failures = 0
+    for text in options.combos.split(","):
+        stage, world = (int(x) for x in text.split(":"))
+        flags = model + [f"--stage={stage}", f"--world-size={world}"]
+        report = json.loads(subprocess.run(
+            ["zero-opt", "--report=json"] + flags, check=True,
+            capture_output=True, text=True).stdout)
+        exe = os.path.join(options.out, f"prog-s{stage}-w{world}")
+        subprocess.run(["zero-opt", "-o", exe] + flags, check=True)
+        run = subprocess.run(
+            shlex.split(options.mpirun) + [str(world), exe,
+                                           f"--steps={options.steps}"] +
+            ([f"--data={options.data}"] if options.data else []),
+            capture_output=True, text=True, timeout=600)
+        if run.returncode != 0:
+            sys.exit(f"FAIL stage {stage} world size {world}: exit "
+                     f"{run.returncode}\n{run.stdout}{run.stderr}")
+        measured, comm = {}, {}
+        for line in run.stdout.splitlines():
+            if m := PEAK.match(line):
+                measured[m.group(1)] = int(m.group(2))
+            if m := COMM.match(line):
+                comm[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+        predicted = report["peak_memory_bytes"]
+        wrong = [f"memory {k}: predicted {v}, measured {measured.get(k)}"
+                 for k, v in predicted.items() if measured.get(k) != v]
+        for kind, per_step in report["traffic_bytes_per_step"].items():
+            calls = report["collective_calls_per_step"][kind]
+            want = (per_step * options.steps, calls * options.steps)
+            if comm.get(kind) != want:
+                wrong.append(f"comm {kind}: predicted {want} (bytes, calls), "
+                             f"measured {comm.get(kind)}")
+        if wrong:
+            failures += 1
+            print(f"FAIL stage {stage} world size {world}: " + "; ".join(wrong))
+            continue
+        states = sum(predicted[k] for k in ("param", "grad", "optimizer"))
+        total = sum(report["traffic_bytes_per_step"].values())
+        print(f"stage {stage} world size {world}: measured = predicted: peak "
+              f"{predicted['total']} bytes (model states {states}), "
+              f"{total} bytes moved per step")
+    if failures:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
