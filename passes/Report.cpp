@@ -72,15 +72,15 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     auto describe = module.lookupSymbol<func::FuncOp>("zero_program_describe");
     auto step = module.lookupSymbol<func::FuncOp>("zero_program_step");
     auto apply = module.lookupSymbol<func::FuncOp>("zero_program_apply");
+    if (format != "table" && format != "json") {
+      module.emitError() << getArgument() << ": format must be table or json, "
+                         << "got '" << format << "'";
+      return signalPassFailure();
+    }
     if (!describe || !step) {
       module.emitError() << getArgument()
                          << ": expected the lowered program (run "
                             "zero-lower-to-runtime first)";
-      return signalPassFailure();
-    }
-    if (format != "table" && format != "json") {
-      module.emitError() << getArgument() << ": format must be table or json, "
-                         << "got '" << format << "'";
       return signalPassFailure();
     }
     Ledger ledger;
