@@ -68,7 +68,18 @@ private:
   void lowerReturn(func::ReturnOp ret, Value lossOut);
   void freeDeadValues(Operation *op);
   Value bufferFor(Value result, zrt_mem_category category,
-                  Value inPlaceOperand = nullptr);
+                  Value inPlaceOperand = nullptr,
+                  std::optional<unsigned> operandDiesAt = std::nullopt);
+  /// The handle each asynchronous collective's future carries.
+  DenseMap<Value, Value> handles;
+  /// Block position of each op.
+  DenseMap<Operation *, unsigned> positions;
+  /// The values whose last use is at each position.
+  DenseMap<unsigned, SmallVector<Value>> deaths;
+  /// Lowers a zero.*_start: the buffer of its wait's result, the call.
+  template <typename StartOp>
+  void lowerStart(StartOp start, StringRef callee, zrt_mem_category category,
+                  ArrayRef<Value> args, Value inPlace = nullptr);
   Value buf(Value tensor) { return buffers.lookup(tensor); }
   void call(Location loc, StringRef name, ArrayRef<Value> args) {
     SmallVector<Value> operands{ctx};
@@ -79,9 +90,20 @@ private:
 
 void StepLowering::analyse() {
   Block &entry = trainStep.getBody().front();
-  for (auto [index, op] : llvm::enumerate(entry))
+  for (auto [index, op] : llvm::enumerate(entry)) {
+    positions[&op] = index;
     for (Value operand : op.getOperands())
       lastUse[operand] = index;
+  }
+  // An asynchronous collective reads its input until its wait.
+  for (Operation &op : entry)
+    if (isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op)) {
+      unsigned waitAt = positions[*op.getResult(0).getUsers().begin()];
+      for (Value operand : op.getOperands())
+        lastUse[operand] = std::max(lastUse[operand], waitAt);
+    }
+  for (auto [value, at] : lastUse)
+    deaths[at].push_back(value);
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
   for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i)
     if (auto updates =
@@ -92,25 +114,49 @@ void StepLowering::analyse() {
   trainStep.walk([&](Operation *op) {
     if (auto update = dyn_cast<nn::AdamWOp>(op))
       gradients.insert(update.getGrad());
-    else if (isa<ReduceScatterOp>(op))
+    else if (isa<ReduceScatterOp, ReduceScatterStartOp>(op))
       gradients.insert(op->getOperand(0));
   });
   // An all-reduced gradient (stage 0) is the gradient AdamW reads.
-  trainStep.walk([&](AllReduceOp reduce) {
-    if (gradients.contains(reduce.getResult()))
-      gradients.insert(reduce.getInput());
+  trainStep.walk([&](Operation *op) {
+    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+      if (gradients.contains(reduce.getResult()))
+        gradients.insert(reduce.getInput());
+    } else if (auto start = dyn_cast<AllReduceStartOp>(op)) {
+      if (gradients.contains(start.getWait().getResult()))
+        gradients.insert(start.getInput());
+    }
   });
+}
+
+template <typename StartOp>
+void StepLowering::lowerStart(StartOp start, StringRef callee,
+                              zrt_mem_category category, ArrayRef<Value> args,
+                              Value inPlace) {
+  Location loc = start.getLoc();
+  Value result = start.getWait().getResult();
+  Value out = bufferFor(result, category, inPlace,
+                        positions.lookup(start.getWait()));
+  SmallVector<Value> operands{ctx,
+                              rt.i32(loc, runtimeDType(start.getValueType()))};
+  operands.push_back(buf(start.getInput()));
+  operands.push_back(out);
+  operands.append(args.begin(), args.end());
+  handles[start.getFuture()] =
+      rt.call(loc, callee, operands, rt.i64Type()).getResult(0);
 }
 
 /// Chooses the buffer of `result`: straight into the argument it updates
 /// when nothing reads that argument afterwards; over `inPlaceOperand` when
 /// the op may write in place and the operand dies here; else a new one.
 Value StepLowering::bufferFor(Value result, zrt_mem_category category,
-                              Value inPlaceOperand) {
+                              Value inPlaceOperand,
+                              std::optional<unsigned> operandDiesAt) {
+  unsigned dies = operandDiesAt.value_or(position);
   if (Value dest = destinations.lookup(result)) {
     auto it = lastUse.find(dest);
     bool deadBefore = it == lastUse.end() || it->second < position;
-    bool dyingHere = it != lastUse.end() && it->second == position &&
+    bool dyingHere = it != lastUse.end() && it->second == dies &&
                      inPlaceOperand == dest;
     if (deadBefore || dyingHere)
       return buffers[result] = buf(dest);
@@ -118,7 +164,7 @@ Value StepLowering::bufferFor(Value result, zrt_mem_category category,
   // Reuse keeps the allocation's ledger category, so only a buffer of the
   // same category is reused: the runtime's ledger stays exact.
   if (inPlaceOperand && owned.contains(inPlaceOperand) &&
-      lastUse.lookup(inPlaceOperand) == position &&
+      lastUse.lookup(inPlaceOperand) == dies &&
       byteSize(inPlaceOperand.getType()) == byteSize(result.getType()) &&
       categories.lookup(inPlaceOperand) == category) {
     owned.remove(inPlaceOperand);
@@ -347,7 +393,8 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         if (castOp.getInput().getDefiningOp<nn::AdamWOp>())
           category = llvm::all_of(castOp->getUsers(),
                                   [](Operation *user) {
-                                    return isa<AllGatherOp>(user);
+                                    return isa<AllGatherOp, AllGatherStartOp>(
+                                        user);
                                   })
                          ? ZRT_MEM_COMM
                          : ZRT_MEM_PARAM;
@@ -416,6 +463,27 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
               n(slice)});
         return success();
       })
+      .Case([&](AllGatherStartOp start) {
+        lowerStart(start, "zrt_all_gather_start", ZRT_MEM_COMM,
+                   {n(start.getWait().getResult()), n(start.getInput())});
+        return success();
+      })
+      .Case([&](ReduceScatterStartOp start) {
+        lowerStart(start, "zrt_reduce_scatter_start", ZRT_MEM_GRAD,
+                   {n(start.getInput()), n(start.getWait().getResult())});
+        return success();
+      })
+      .Case([&](AllReduceStartOp start) {
+        bool gradient = gradients.contains(start.getWait().getResult());
+        lowerStart(start, "zrt_all_reduce_start",
+                   gradient ? ZRT_MEM_GRAD : ZRT_MEM_ACTIVATION,
+                   {n(start.getInput())}, start.getInput());
+        return success();
+      })
+      .Case([&](WaitOp wait) {
+        call(loc, "zrt_wait", {handles.lookup(wait.getFuture())});
+        return success();
+      })
       .Case([&](ReleaseOp) {
         return success(); // Its operand dies here; freeDeadValues frees it.
       })
@@ -426,10 +494,11 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
 }
 
 void StepLowering::freeDeadValues(Operation *op) {
+  // What dies here: this op's last operands, and the inputs of collectives
+  // whose wait this is (their last use was moved to the wait).
   llvm::SmallSetVector<Value, 4> dying;
-  for (Value operand : op->getOperands())
-    if (lastUse.lookup(operand) == position)
-      dying.insert(operand);
+  for (Value value : deaths.lookup(position))
+    dying.insert(value);
   for (Value result : op->getResults())
     if (result.use_empty())
       dying.insert(result);

@@ -24,6 +24,10 @@ struct StageOptions {
   int64_t stage = 0;
   int64_t worldSize = 1;
   int64_t microBatches = 1; // Gradient accumulation.
+  /// All-gathers started ahead (zero-schedule-overlap); -1 keeps every
+  /// collective blocking.
+  int64_t prefetch = 1;
+  int64_t maxLiveGatherBytes = 0;
   /// Stop after the lowering to runtime calls (for zero-report) instead of
   /// going on to the LLVM dialect.
   bool stopAtRuntimeCalls = false;

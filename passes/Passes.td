@@ -158,6 +158,36 @@ def AccumulateGradients : Pass<"zero-accumulate-gradients", "::mlir::ModuleOp"> 
                            "::mlir::arith::ArithDialect"];
 }
 
+def ScheduleOverlap : Pass<"zero-schedule-overlap", "::mlir::ModuleOp"> {
+  let summary = "Splits collectives into start/wait and overlaps them with compute";
+  let description = [{
+    Input: `@train_step` (and `@train_apply`) with blocking collectives.
+    Output: every collective becomes `zero.*_start` + `zero.wait`:
+    - each wait sinks to just before the first use of its result;
+    - parameter all-gathers are prefetched: the start of gather i moves up
+      to just after the start of gather i - `prefetch` (in forward order,
+      then backward order), never above the op that produces its input, and
+      only as far as keeps the bytes of the gathered copies in flight at
+      most `max-live-gather-bytes` (0: no cap);
+    - gradient reductions start where the gradient is produced, and the
+      gathers of updated parameter shards (stages 1-2) right after the
+      update; each is waited for at the latest before the
+      `max-inflight-reductions`-th next of them starts, so that what they
+      read until their wait (whole gradients, new shards) does not pile up.
+    Collectives keep their program order, so every rank starts them in the
+    same order. Numerics are unchanged.
+  }];
+  let options = [
+    Option<"prefetch", "prefetch", "int64_t", "1",
+           "All-gathers started ahead of their turn (0: none)">,
+    Option<"maxLiveGatherBytes", "max-live-gather-bytes", "int64_t", "0",
+           "Cap on the bytes of gathered copies in flight (0: no cap)">,
+    Option<"maxInflightReductions", "max-inflight-reductions", "int64_t",
+           "1", "Gradient reductions in flight at once">,
+  ];
+  let dependentDialects = ["::zero::sharding::ZeroDialect"];
+}
+
 def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lowers @train_step to calls of the libzrt C ABI";
   let description = [{

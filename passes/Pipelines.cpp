@@ -19,6 +19,9 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   pm.addPass(createInsertCollectives());
   pm.addPass(createClipGradNorm());
   pm.addPass(createAccumulateGradients({options.microBatches}));
+  if (options.prefetch >= 0)
+    pm.addPass(createScheduleOverlap({options.prefetch, options.maxLiveGatherBytes,
+                                      /*maxInflightReductions=*/1}));
   pm.addPass(createLowerToRuntime());
   // Hoists and merges the constants of the runtime calls, so that the
   // lowered program reads as a list of calls.

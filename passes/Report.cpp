@@ -159,6 +159,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
   LogicalResult replayBody(func::FuncOp body, Ledger &ledger,
                            const Model &model) {
     DenseMap<Value, std::pair<int32_t, int64_t>> live;
+    DenseMap<Value, int64_t> stagingOf; // Handle -> staging bytes.
     WalkResult result = body.walk([&](func::CallOp call) {
       auto arg = [&](unsigned i) { return constantInt(call.getOperand(i)); };
       StringRef callee = call.getCallee();
@@ -178,24 +179,37 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
           ledger.release(it->second.first, it->second.second);
           live.erase(it);
         }
-      } else if (callee == "zrt_all_gather" || callee == "zrt_reduce_scatter") {
-        // (ctx, dtype, in, out, numel, shard_numel)
-        int64_t elem = elementBytes(arg(1).value_or(ZRT_F32));
-        int64_t numel = arg(4).value_or(0), shard = arg(5).value_or(0);
-        int64_t padded = shard * model.worldSize;
-        Collective kind =
-            callee == "zrt_all_gather" ? AllGather : ReduceScatter;
-        ledger.bytes[kind] += padded * elem;
-        ledger.calls[kind] += 1;
-        if (numel < padded && model.worldSize > 1) { // A staging copy.
-          ledger.allocate(ZRT_MEM_COMM, padded * elem);
-          ledger.release(ZRT_MEM_COMM, padded * elem);
+      } else {
+        // Blocking and asynchronous forms move the same bytes; a padded
+        // all-gather or reduce-scatter holds a staging copy (comm memory)
+        // from its start to its wait (at once for the blocking form).
+        bool async = callee.consume_back("_start");
+        if (callee == "zrt_all_gather" || callee == "zrt_reduce_scatter") {
+          // (ctx, dtype, in, out, numel, shard_numel)
+          int64_t elem = elementBytes(arg(1).value_or(ZRT_F32));
+          int64_t numel = arg(4).value_or(0), shard = arg(5).value_or(0);
+          int64_t padded = shard * model.worldSize;
+          Collective kind =
+              callee == "zrt_all_gather" ? AllGather : ReduceScatter;
+          ledger.bytes[kind] += padded * elem;
+          ledger.calls[kind] += 1;
+          int64_t staging =
+              numel < padded && model.worldSize > 1 ? padded * elem : 0;
+          ledger.allocate(ZRT_MEM_COMM, staging);
+          if (async)
+            stagingOf[call.getResult(0)] = staging;
+          else
+            ledger.release(ZRT_MEM_COMM, staging);
+        } else if (callee == "zrt_all_reduce") {
+          // (ctx, dtype, x, y, n)
+          ledger.bytes[AllReduce] +=
+              2 * arg(4).value_or(0) * elementBytes(arg(1).value_or(ZRT_F32));
+          ledger.calls[AllReduce] += 1;
+          if (async)
+            stagingOf[call.getResult(0)] = 0;
+        } else if (callee == "zrt_wait") {
+          ledger.release(ZRT_MEM_COMM, stagingOf.lookup(call.getOperand(1)));
         }
-      } else if (callee == "zrt_all_reduce") {
-        // (ctx, dtype, x, y, n)
-        ledger.bytes[AllReduce] +=
-            2 * arg(4).value_or(0) * elementBytes(arg(1).value_or(ZRT_F32));
-        ledger.calls[AllReduce] += 1;
       }
       return WalkResult::advance();
     });

@@ -32,6 +32,7 @@ public:
   /// The address of a private, NUL-terminated string constant.
   mlir::Value string(mlir::Location loc, llvm::StringRef value);
   mlir::Type ptrType();
+  mlir::Type i64Type() { return b.getI64Type(); }
 
 private:
   mlir::ModuleOp module;

@@ -14,10 +14,17 @@ using namespace zero::sharding;
 #define GET_ATTRDEF_CLASSES
 #include "dialects/zero/ZeroAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/zero/ZeroTypes.cpp.inc"
+
 void ZeroDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "dialects/zero/ZeroAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialects/zero/ZeroTypes.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST

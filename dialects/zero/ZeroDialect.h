@@ -18,6 +18,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "dialects/zero/ZeroAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/zero/ZeroTypes.h.inc"
+
 #include "dialects/zero/ZeroInterfaces.h.inc"
 
 #define GET_OP_CLASSES

@@ -28,6 +28,7 @@ def Zero_Dialect : Dialect {
     ```
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
 }
 

@@ -54,6 +54,53 @@ int64_t AllReduceOp::getTrafficElements() {
   return 2 * getInput().getType().getNumElements();
 }
 
+/// (C3) of the asynchronous collectives: one wait completes the transfer.
+static LogicalResult verifyOneWait(Operation *op, Value future) {
+  if (!future.hasOneUse() || !isa<WaitOp>(*future.getUsers().begin()))
+    return op->emitOpError("(C3) the future must have exactly one use, a "
+                           "zero.wait");
+  return success();
+}
+
+template <typename StartOp>
+static WaitOp waitOf(StartOp op) {
+  return cast<WaitOp>(*op.getFuture().getUsers().begin());
+}
+
+LogicalResult AllGatherStartOp::verify() {
+  if (failed(verifyShardPair(*this, getWorldSize(), getValueType(),
+                             getInput().getType())))
+    return failure();
+  return verifyOneWait(*this, getFuture());
+}
+LogicalResult ReduceScatterStartOp::verify() {
+  if (failed(verifyShardPair(*this, getWorldSize(), getInput().getType(),
+                             getValueType())))
+    return failure();
+  return verifyOneWait(*this, getFuture());
+}
+LogicalResult AllReduceStartOp::verify() {
+  if (failed(verifyShardPair(*this, getWorldSize(), nullptr, nullptr)))
+    return failure();
+  if (getValueType() != getInput().getType())
+    return emitOpError("(C2) the future's tensor must have the input's type ")
+           << getInput().getType() << ", got " << getValueType();
+  return verifyOneWait(*this, getFuture());
+}
+WaitOp AllGatherStartOp::getWait() { return waitOf(*this); }
+WaitOp ReduceScatterStartOp::getWait() { return waitOf(*this); }
+WaitOp AllReduceStartOp::getWait() { return waitOf(*this); }
+
+int64_t AllGatherStartOp::getTrafficElements() {
+  return getValueType().getNumElements();
+}
+int64_t ReduceScatterStartOp::getTrafficElements() {
+  return getInput().getType().getNumElements();
+}
+int64_t AllReduceStartOp::getTrafficElements() {
+  return 2 * getInput().getType().getNumElements();
+}
+
 LogicalResult ReleaseOp::verify() {
   // Release ends the buffer's life; a later use would read freed memory.
   Operation *self = getOperation();

@@ -7,6 +7,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "dialects/zero/ZeroDialect.td"
 include "dialects/zero/ZeroAttrs.td"
+include "dialects/zero/ZeroTypes.td"
 include "dialects/zero/ZeroInterfaces.td"
 
 class Zero_Op<string mnemonic, list<Trait> traits = []>
@@ -134,6 +135,76 @@ def Zero_ReleaseOp : Zero_Op<"release", [MemoryEffects<[MemFree]>]> {
   let arguments = (ins Zero_AnyTensor:$input);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchronous collectives
+//===----------------------------------------------------------------------===//
+
+class Zero_StartOp<string mnemonic, string blocking, string ioConstraints>
+    : Zero_CollectiveOp<mnemonic> {
+  let summary = "starts a zero." # blocking # "; zero.wait completes it";
+  let description = "The asynchronous form of `zero." # blocking # "`: the "
+      # "transfer starts here and runs while the ops between the start and "
+      # "its `zero.wait` execute. Collectives start and run in program order "
+      # "on every rank.\n\nConstraints:\n"
+      # "- (C1) `world_size` is at least 1.\n"
+      # "- (C2) " # ioConstraints # "\n"
+      # "- (C3) the future has exactly one use, a `zero.wait`.";
+  let results = (outs Zero_FutureType:$future);
+  let extraClassDeclaration = [{
+    /// The tensor the collective produces.
+    ::mlir::RankedTensorType getValueType() {
+      return getFuture().getType().getValueType();
+    }
+    /// The zero.wait that completes it.
+    ::zero::sharding::WaitOp getWait();
+  }];
+}
+
+def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start", "all_gather",
+    "the shard has ceil(N / world_size) elements, N being the number of "
+    "elements of the future's tensor."> {
+  let arguments = (ins Zero_Shard:$input, StrAttr:$group, I64Attr:$world_size);
+  let assemblyFormat = [{
+    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($future))
+  }];
+}
+
+def Zero_ReduceScatterStartOp : Zero_StartOp<"reduce_scatter_start",
+    "reduce_scatter",
+    "the future's tensor has ceil(N / world_size) elements, N being the "
+    "number of elements of the input."> {
+  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let assemblyFormat = [{
+    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($future))
+  }];
+}
+
+def Zero_AllReduceStartOp : Zero_StartOp<"all_reduce_start", "all_reduce",
+    "the future's tensor has the type of the input."> {
+  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let assemblyFormat = [{
+    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($future))
+  }];
+}
+
+def Zero_WaitOp : Zero_Op<"wait", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"result is the future's tensor", "future", "result",
+                   "::llvm::cast<::zero::sharding::FutureType>($_self).getValueType()">]> {
+  let summary = "completes an asynchronous collective and yields its tensor";
+  let description = [{
+    Blocks until the collective that produced `future` has completed on this
+    rank, and yields its tensor.
+
+    ```mlir
+    %g_shard = zero.wait %f : !zero.future<tensor<95xf32>>
+    ```
+  }];
+  let arguments = (ins Zero_FutureType:$future);
+  let results = (outs Zero_AnyTensor:$result);
+  let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
 }
 
 #endif // ZERO_ZERO_OPS

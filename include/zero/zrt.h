@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 3
+#define ZRT_ABI_VERSION 4
 
 typedef struct zrt_context zrt_context;
 
@@ -291,6 +291,27 @@ void zrt_reduce_scatter(zrt_context *ctx, int32_t dtype, const void *full,
 /* y = elementwise sum over ranks of x. In place allowed. */
 void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
                     int64_t n);
+
+/*===--- Asynchronous collectives -----------------------------------------===*
+ * The same collectives, started now and completed later so that they
+ * overlap the kernels issued in between. They run in the order started, on
+ * the runtime's communication thread (CPU backend) or stream (CUDA). The
+ * returned handle (> 0) is waited for exactly once; until then the buffers
+ * the collective reads or writes must not be touched. Bytes are counted
+ * when the collective starts, as for the blocking forms (which behave as a
+ * start followed at once by a wait).
+ *===----------------------------------------------------------------------===*/
+
+int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
+                             const void *shard, void *full, int64_t numel,
+                             int64_t shard_numel);
+int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
+                                 const void *full, void *shard, int64_t numel,
+                                 int64_t shard_numel);
+int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype, const void *x,
+                             void *y, int64_t n);
+/* Blocks until the collective of `handle` has completed on this rank. */
+void zrt_wait(zrt_context *ctx, int64_t handle);
 
 #ifdef __cplusplus
 } /* extern "C" */

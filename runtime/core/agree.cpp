@@ -10,6 +10,7 @@ namespace zrt {
 std::string agreeOnError(zrt_context *ctx, const std::string &error) {
   if (ctx->comm == MPI_COMM_NULL)
     return error;
+  quiesceComm(ctx);
   int mine = error.empty() ? ctx->worldSize : ctx->rank;
   int first = mine;
   ZRT_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, ctx->comm));

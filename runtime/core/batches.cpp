@@ -81,6 +81,7 @@ void Batches::printRows(int64_t step, const ArgDesc &arg, const void *buffer) {
     fatal("--dump-batch: argument '%s' is too large to gather",
           arg.name.c_str());
   std::vector<char> all(ctx->rank == 0 ? bytes * ctx->worldSize : 0);
+  quiesceComm(ctx);
   ZRT_MPI_CHECK(MPI_Gather(buffer, (int)bytes, MPI_BYTE, all.data(), (int)bytes,
                            MPI_BYTE, 0, ctx->comm));
   if (ctx->rank != 0)

@@ -2,6 +2,7 @@
 
 #include "core/check.h"
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -17,11 +18,46 @@ static bool mpiRunning() {
   return initialized && !finalized;
 }
 
+static std::atomic<int> cachedWorldRank{-1};
+
 int worldRank() {
-  int rank = 0;
+  int rank = cachedWorldRank.load(std::memory_order_relaxed);
+  if (rank >= 0)
+    return rank;
+  rank = 0;
   if (mpiRunning())
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   return rank;
+}
+
+const char *threadLevelName(int level) {
+  switch (level) {
+  case MPI_THREAD_SINGLE:
+    return "MPI_THREAD_SINGLE";
+  case MPI_THREAD_FUNNELED:
+    return "MPI_THREAD_FUNNELED";
+  case MPI_THREAD_SERIALIZED:
+    return "MPI_THREAD_SERIALIZED";
+  case MPI_THREAD_MULTIPLE:
+    return "MPI_THREAD_MULTIPLE";
+  }
+  return "unknown";
+}
+
+// SERIALIZED, not MULTIPLE: the main thread and the communication thread
+// both call MPI, but never at once (see cpu/comm_queue.h), and MULTIPLE
+// would make the MPI library lock around every call for nothing.
+void initMpi(int *argc, char ***argv) {
+  int provided = MPI_THREAD_SINGLE;
+  ZRT_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
+  ZRT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  int rank = 0;
+  ZRT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  cachedWorldRank.store(rank);
+  if (provided < MPI_THREAD_SERIALIZED)
+    fatal("this MPI library provides only %s; libzrt runs collectives on a "
+          "communication thread and needs MPI_THREAD_SERIALIZED",
+          threadLevelName(provided));
 }
 
 [[noreturn]] static void stopJob() {

@@ -23,8 +23,19 @@ namespace zrt {
 [[noreturn]] void mpiFailure(int code, const char *call, const char *file,
                              int line);
 
-/// The rank in MPI_COMM_WORLD, or 0 when MPI is not running.
+/// The rank in MPI_COMM_WORLD, or 0 when MPI is not running. Cached by
+/// initMpi, so that fatal() on one thread never calls MPI_Comm_rank while
+/// the communication thread is inside MPI.
 int worldRank();
+
+/// MPI_Init_thread at MPI_THREAD_SERIALIZED (collectives run on a thread of
+/// their own, and the runtime guarantees that only one thread calls MPI at
+/// a time), with MPI_ERRORS_RETURN on MPI_COMM_WORLD. Stops the job with a
+/// message when the library provides less.
+void initMpi(int *argc, char ***argv);
+
+/// "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE".
+const char *threadLevelName(int level);
 
 } // namespace zrt
 

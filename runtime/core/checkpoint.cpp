@@ -268,6 +268,7 @@ static void finish(Writer &writer) {
 
 std::string saveParams(zrt_context *ctx, const std::vector<void *> &buffers,
                        const std::string &path) {
+  quiesceComm(ctx);
   std::vector<SaveItem> items = saveList(ctx);
   std::vector<SafeTensor> tensors;
   for (const SaveItem &item : items)

@@ -2,7 +2,10 @@
 
 #include "core/context.h"
 #include "core/check.h"
+#include "core/trace.h"
+#include "cpu/comm_queue.h"
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace zrt {
@@ -24,11 +27,21 @@ const char *collectiveName(int kind) {
 }
 
 zrt_context *createContext(MPI_Comm comm) {
+  // Collectives run on a second thread; below SERIALIZED, MPI may not even
+  // be called from a thread other than the one that initialised it.
+  int provided = MPI_THREAD_SINGLE;
+  ZRT_MPI_CHECK(MPI_Query_thread(&provided));
+  if (provided < MPI_THREAD_SERIALIZED)
+    fatal("MPI was initialised with thread level %s; libzrt runs collectives "
+          "on a communication thread and needs MPI_THREAD_SERIALIZED (use "
+          "zrt::initMpi, not MPI_Init)",
+          threadLevelName(provided));
   auto *ctx = new zrt_context();
   ZRT_MPI_CHECK(MPI_Comm_dup(comm, &ctx->comm));
   ZRT_MPI_CHECK(MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN));
   ZRT_MPI_CHECK(MPI_Comm_rank(ctx->comm, &ctx->rank));
   ZRT_MPI_CHECK(MPI_Comm_size(ctx->comm, &ctx->worldSize));
+  ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true);
   return ctx;
 }
 
@@ -36,12 +49,37 @@ zrt_context *createLocalContext(int rank, int worldSize) {
   auto *ctx = new zrt_context();
   ctx->rank = rank;
   ctx->worldSize = worldSize;
+  ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/false);
   return ctx;
+}
+
+void quiesceComm(zrt_context *ctx) { ctx->commQueue->drain(); }
+
+/// A program that starts a collective and never waits for it may have
+/// touched its buffers while it ran; say so rather than let it pass quietly.
+static void warnUnwaited(zrt_context *ctx) {
+  std::vector<int64_t> handles = ctx->commQueue->unwaited();
+  if (handles.empty())
+    return;
+  std::string list;
+  for (size_t i = 0; i < handles.size() && i < 8; ++i)
+    list += (i ? ", " : "") + std::to_string(handles[i]);
+  if (handles.size() > 8)
+    list += ", ...";
+  std::fprintf(stderr,
+               "warning: [rank %d] %zu collectives were started but never "
+               "waited for (handles %s)\n",
+               ctx->rank, handles.size(), list.c_str());
 }
 
 void destroyContext(zrt_context *ctx) {
   if (!ctx)
     return;
+  // The queued collectives are ones every rank started: run them, so the
+  // other ranks are not left waiting, before the thread and MPI go away.
+  ctx->commQueue->drain();
+  warnUnwaited(ctx);
+  ctx->commQueue.reset();
   for (auto &entry : ctx->allocations)
     std::free(entry.first);
   if (ctx->comm != MPI_COMM_NULL)

@@ -15,6 +15,8 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -73,6 +75,9 @@ struct CollectiveCounters {
 const char *categoryName(int category);
 const char *collectiveName(int kind);
 
+class CommQueue;
+class Tracer;
+
 } // namespace zrt
 
 struct zrt_context {
@@ -88,13 +93,26 @@ struct zrt_context {
     int32_t category;
   };
   std::unordered_map<void *, Allocation> allocations;
+  /// Staging buffers of padded collectives in flight, by handle: allocated
+  /// by the start and freed by the wait (cpu/collectives.cpp).
+  std::unordered_map<int64_t, void *> stagingByHandle;
+  /// The communication thread frees and allocates collective staging while
+  /// the main thread allocates: the ledger and `allocations` need a lock.
+  std::mutex memoryMutex;
+  /// Counted on the main thread when a collective starts.
   zrt::CollectiveCounters collectives;
+  /// Runs the collectives: on a thread of its own with MPI, inline without.
+  std::unique_ptr<zrt::CommQueue> commQueue;
+  /// Set by --trace before the first step; null otherwise.
+  std::unique_ptr<zrt::Tracer> tracer;
 };
 
 namespace zrt {
 
-/// A context over a duplicate of `comm` (MPI must be initialised). Sets
-/// MPI_ERRORS_RETURN so that every failure reaches ZRT_MPI_CHECK.
+/// A context over a duplicate of `comm`, with a communication thread that
+/// runs its collectives. MPI must be initialised with at least
+/// MPI_THREAD_SERIALIZED (initMpi in check.h). Sets MPI_ERRORS_RETURN so
+/// that every failure reaches ZRT_MPI_CHECK.
 zrt_context *createContext(MPI_Comm comm);
 
 /// A context that needs no MPI: it pretends to be `rank` of `worldSize` for
@@ -102,8 +120,15 @@ zrt_context *createContext(MPI_Comm comm);
 /// work only when worldSize is 1.
 zrt_context *createLocalContext(int rank = 0, int worldSize = 1);
 
-/// Frees every buffer still allocated and the communicator.
+/// Runs every collective still queued, joins the communication thread (a
+/// warning names handles never waited for), then frees every buffer still
+/// allocated and the communicator.
 void destroyContext(zrt_context *ctx);
+
+/// Blocks until the context's communication thread is idle. Every MPI call
+/// the main thread makes on its own (agreement, ledger, checkpoints, trace)
+/// comes after this, so MPI never sees two threads at once.
+void quiesceComm(zrt_context *ctx);
 
 /// ceil(numel / worldSize): the element count of one shard.
 int64_t shardNumel(int64_t numel, int64_t worldSize);

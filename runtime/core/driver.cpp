@@ -19,7 +19,9 @@
 #include "core/flags.h"
 #include "core/ledger.h"
 #include "core/program.h"
+#include "core/trace.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -90,26 +92,51 @@ static void initialise(zrt_context *ctx, const Options &options,
     std::fprintf(stderr, "warning: %s\n", unused.c_str());
 }
 
+/// Seconds since an arbitrary start. Not MPI_Wtime: during a step the
+/// communication thread may be inside MPI, and the main thread must not be.
+static double wallSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The step function's calls, timed; "step k" on the trace's compute track.
+static float runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
+                     zrt_apply_fn applyFn, Batches &batches,
+                     std::vector<void *> &buffers, const Options &options,
+                     double &seconds) {
+  Tracer *tracer = ctx->tracer.get();
+  int64_t traceBegin = tracer ? tracer->now() : 0;
+  // Each micro-batch's loss is its share of the step's mean.
+  float loss = 0;
+  for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
+    batches.fill(step, micro, buffers, options);
+    float microLoss = 0;
+    double start = wallSeconds();
+    stepFn(ctx, buffers.data(), &microLoss);
+    seconds += wallSeconds() - start;
+    loss += microLoss;
+  }
+  if (applyFn) {
+    double start = wallSeconds();
+    applyFn(ctx, buffers.data());
+    seconds += wallSeconds() - start;
+  }
+  if (tracer)
+    tracer->record(Tracer::Compute, "step " + std::to_string(step + 1), "step",
+                   traceBegin, tracer->now());
+  return loss;
+}
+
 static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
                   zrt_apply_fn applyFn, Batches &batches,
                   std::vector<void *> &buffers) {
   double seconds = 0;
+  if (!options.trace.empty())
+    ctx->tracer = std::make_unique<Tracer>(ctx);
   for (int64_t step = 0; step < options.steps; ++step) {
-    // Each micro-batch's loss is its share of the step's mean.
-    float loss = 0;
-    for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
-      batches.fill(step, micro, buffers, options);
-      float microLoss = 0;
-      double start = MPI_Wtime();
-      stepFn(ctx, buffers.data(), &microLoss);
-      seconds += MPI_Wtime() - start;
-      loss += microLoss;
-    }
-    if (applyFn) {
-      double start = MPI_Wtime();
-      applyFn(ctx, buffers.data());
-      seconds += MPI_Wtime() - start;
-    }
+    float loss =
+        runStep(ctx, step, stepFn, applyFn, batches, buffers, options, seconds);
     if (ctx->rank == 0) {
       std::printf("step %lld loss %.9g\n", (long long)step + 1, loss);
       std::fflush(stdout);
@@ -125,12 +152,16 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
   if (ctx->rank == 0 && options.steps > 0)
     printThroughput(ctx, options.steps, seconds);
   std::fflush(stdout);
+  if (ctx->tracer) {
+    std::string error = writeTrace(ctx, options.trace);
+    if (!error.empty())
+      leaveAll(ctx, error, ExitFailed);
+  }
 }
 
 extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
                        zrt_step_fn stepFn, zrt_apply_fn applyFn) {
-  ZRT_MPI_CHECK(MPI_Init(&argc, &argv));
-  ZRT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  initMpi(&argc, &argv);
   zrt_context *ctx = createContext(MPI_COMM_WORLD);
 
   Options options;
@@ -151,6 +182,12 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   if (!error.empty())
     leaveAll(ctx, error, ExitBadFlags);
 
+  if (!options.trace.empty()) {
+    error = agreeOnError(ctx, ctx->rank == 0 ? checkTracePath(options.trace)
+                                             : std::string());
+    if (!error.empty())
+      leaveAll(ctx, error, ExitFailed);
+  }
   printProgram(ctx);
   Batches batches(ctx, options.seed);
   if (!options.data.empty()) {

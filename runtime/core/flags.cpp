@@ -33,6 +33,11 @@ std::string usage(const char *program) {
          "  --save=FILE          write parameters to a .safetensors file "
          "after\n"
          "                       the last step\n"
+         "  --trace=FILE         write a Chrome/Perfetto trace of every "
+         "rank's\n"
+         "                       kernels and collectives (ui.perfetto.dev) "
+         "and\n"
+         "                       print how much collective time was exposed\n"
          "  --quiet-memory       do not print the memory and traffic ledger\n"
          "  --help               print this text and exit\n";
 }
@@ -75,7 +80,8 @@ static bool parseNonNegative(const std::string &text, float &out) {
 }
 
 static bool isPathFlag(const std::string &flag) {
-  return flag == "--data" || flag == "--init-from" || flag == "--save";
+  return flag == "--data" || flag == "--init-from" || flag == "--save" ||
+         flag == "--trace";
 }
 
 static bool isValueFlag(const std::string &flag) {
@@ -93,7 +99,8 @@ static bool applyValue(const std::string &flag, const std::string &value,
     }
     (flag == "--data"        ? options.data
      : flag == "--init-from" ? options.initFrom
-                             : options.save) = value;
+     : flag == "--save"      ? options.save
+                             : options.trace) = value;
     return true;
   }
   bool ok;

@@ -16,6 +16,7 @@ struct Options {
   std::string data;     // token file of an LM program
   std::string initFrom; // safetensors to load parameters from
   std::string save;     // safetensors to write after the last step
+  std::string trace;    // Chrome trace JSON to write after the last step
   bool quietMemory = false;
   bool help = false;
   /// Hidden, for tests: print the batches of the first --steps steps as

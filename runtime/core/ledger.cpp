@@ -16,6 +16,7 @@ static int64_t maxOverRanks(zrt_context *ctx, int64_t value) {
 }
 
 void printLedger(zrt_context *ctx) {
+  quiesceComm(ctx);
   const MemoryLedger &ledger = ctx->ledger;
   std::vector<int64_t> values;
   for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)

@@ -4,6 +4,9 @@
 // allocation), because that is what the compiler's memory plan predicts and
 // what the exit report compares against.
 //
+// The communication thread allocates and frees collective staging (charged
+// when the collective runs) while the main thread allocates, hence the lock.
+//
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
@@ -37,12 +40,15 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
                                                       kAlignment * kAlignment);
   void *ptr =
       rounded < bytes ? nullptr : std::aligned_alloc(kAlignment, rounded);
-  if (!ptr)
+  if (!ptr) {
+    std::lock_guard<std::mutex> lock(ctx->memoryMutex);
     fatal("zrt_alloc: out of memory allocating %lld bytes (category %s; "
           "%lld bytes already allocated)",
           (long long)bytes, categoryName(category),
           (long long)ctx->ledger.currentTotal);
+  }
   std::memset(ptr, 0, rounded);
+  std::lock_guard<std::mutex> lock(ctx->memoryMutex);
   ctx->allocations[ptr] = {bytes, category};
   charge(ctx->ledger, category, bytes);
   return ptr;
@@ -51,6 +57,7 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
 extern "C" void zrt_free(zrt_context *ctx, void *ptr) {
   if (!ptr)
     return;
+  std::unique_lock<std::mutex> lock(ctx->memoryMutex);
   auto it = ctx->allocations.find(ptr);
   if (it == ctx->allocations.end())
     fatal("zrt_free: %p was not returned by zrt_alloc (or was freed twice)",

@@ -1,14 +1,16 @@
 //===- bias.cpp - Bias add and its gradient (sum over rows) ---------------===//
 
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <vector>
 
 using namespace zrt;
 
-extern "C" void zrt_bias_add(zrt_context *, int32_t dtype, const void *x,
+extern "C" void zrt_bias_add(zrt_context *ctx, int32_t dtype, const void *x,
                              const void *bias, void *y, int64_t rows,
                              int64_t cols) {
+  TraceScope trace(ctx, "bias_add");
   dispatchDtype("zrt_bias_add", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t r = 0; r < rows; ++r)
@@ -18,8 +20,9 @@ extern "C" void zrt_bias_add(zrt_context *, int32_t dtype, const void *x,
   });
 }
 
-extern "C" void zrt_sum_rows(zrt_context *, int32_t dtype, const void *x,
+extern "C" void zrt_sum_rows(zrt_context *ctx, int32_t dtype, const void *x,
                              void *y, int64_t rows, int64_t cols) {
+  TraceScope trace(ctx, "sum_rows");
   dispatchDtype("zrt_sum_rows", dtype, [&](auto tag) {
     using T = decltype(tag);
     // Row by row keeps the reads contiguous; the sum order per column is the

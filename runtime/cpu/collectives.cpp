@@ -12,14 +12,23 @@
 // custom commutative MPI_Op that adds each pair of operands in float32 and
 // rounds back (as NCCL sums bf16).
 //
+// Each collective is checked and counted when it starts, on the calling
+// thread, so a bad call is reported where it was made; the MPI work (and
+// the staging it needs, charged then) runs later on the context's
+// communication thread (comm_queue.h). The blocking forms are a start and
+// a wait, so that collectives of both forms keep one order on every rank.
+//
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
 #include "core/context.h"
+#include "core/trace.h"
+#include "cpu/comm_queue.h"
 #include "cpu/dtype.h"
 
 #include <climits>
 #include <cstring>
+#include <functional>
 
 using namespace zrt;
 
@@ -39,17 +48,21 @@ void bf16Sum(void *in, void *inout, int *len, MPI_Datatype *) {
     store(b, i, load(a, i) + load(b, i));
 }
 
-/// The bf16 sum, created on first use and kept for the life of the process
-/// (MPI frees user ops at MPI_Finalize).
+/// The bf16 sum, created on first use (on a communication thread; a static
+/// initialiser, so two contexts' threads cannot both create it) and kept for
+/// the life of the process (MPI frees user ops at MPI_Finalize).
 MPI_Op bf16SumOp() {
-  static MPI_Op op = MPI_OP_NULL;
-  if (op == MPI_OP_NULL)
-    ZRT_MPI_CHECK(MPI_Op_create(bf16Sum, /*commute=*/1, &op));
+  static MPI_Op op = [] {
+    MPI_Op created = MPI_OP_NULL;
+    ZRT_MPI_CHECK(MPI_Op_create(bf16Sum, /*commute=*/1, &created));
+    return created;
+  }();
   return op;
 }
 
 /// The wire format of `dtype`; MPI objects are only asked for when MPI runs
-/// (a local context has no communicator and never reaches MPI).
+/// (a local context has no communicator and never reaches MPI), and only on
+/// the communication thread, since creating the bf16 op is an MPI call.
 Wire wireFor(zrt_context *ctx, const char *op, int32_t dtype) {
   int64_t size = dtypeSize(op, dtype);
   if (ctx->comm == MPI_COMM_NULL)
@@ -73,94 +86,193 @@ int mpiCount(const char *op, int64_t elements) {
   return (int)elements;
 }
 
-/// True when the context has no communicator, which is only valid for a
-/// single rank: the collective is then a copy.
-bool isLocal(zrt_context *ctx, const char *op) {
-  if (ctx->comm != MPI_COMM_NULL)
-    return false;
-  if (ctx->worldSize != 1)
+/// A context without a communicator is only valid for a single rank, where
+/// a collective is a copy.
+void checkLocalSpan(zrt_context *ctx, const char *op) {
+  if (ctx->comm == MPI_COMM_NULL && ctx->worldSize != 1)
     fatal("%s: a context without MPI cannot span %d ranks", op, ctx->worldSize);
-  return true;
 }
 
-} // namespace
+/// Hands `run` to the context's queue; `tensorBytes` labels the trace.
+int64_t startCollective(zrt_context *ctx, CollectiveKind kind,
+                        int64_t tensorBytes, int64_t countedBytes,
+                        std::function<void()> run) {
+  CommOp op;
+  op.run = std::move(run);
+  op.countedBytes = countedBytes;
+  op.tracer = ctx->tracer.get();
+  if (op.tracer)
+    op.label = commLabel(collectiveName(kind), tensorBytes);
+  return ctx->commQueue->start(std::move(op));
+}
 
-extern "C" void zrt_all_gather(zrt_context *ctx, int32_t dtype,
-                               const void *shard, void *full, int64_t numel,
-                               int64_t shardNumel) {
+void checkShards(const char *op, int64_t W, int64_t numel, int64_t shardNumel) {
+  if (numel < 0 || shardNumel < 0 || shardNumel * W < numel)
+    fatal("%s: %lld shards of %lld elements cannot hold %lld", op, (long long)W,
+          (long long)shardNumel, (long long)numel);
+}
+
+//===--- The work, on the communication thread ----------------------------===//
+
+void runAllGather(zrt_context *ctx, int32_t dtype, const void *shard,
+                  void *full, int64_t numel, int64_t shardNumel,
+                  void *staging) {
   const char *op = "zrt_all_gather";
   Wire wire = wireFor(ctx, op, dtype);
   int64_t W = ctx->worldSize;
-  if (numel < 0 || shardNumel * W < numel)
-    fatal("%s: %lld shards of %lld elements cannot hold %lld", op, (long long)W,
-          (long long)shardNumel, (long long)numel);
-  int countPerRank = mpiCount(op, shardNumel);
-  mpiCount(op, W * shardNumel);
-  count(ctx, AllGather, W * shardNumel, wire.size);
-  if (isLocal(ctx, op)) {
+  if (ctx->comm == MPI_COMM_NULL) {
     std::memmove(full, shard, numel * wire.size);
     return;
   }
-  // MPI writes W*S elements; full holds only numel, so gather a padded
-  // tensor into staging (charged as comm) and keep the unpadded prefix.
-  void *receive = full;
-  void *staging = nullptr;
-  if (numel < W * shardNumel) {
-    staging = zrt_alloc(ctx, W * shardNumel * wire.size, ZRT_MEM_COMM);
-    receive = staging;
-  }
+  // MPI writes W*S elements; full holds only numel, so a padded tensor is
+  // gathered into the staging buffer of the start and its prefix kept.
+  void *receive = staging ? staging : full;
+  (void)W;
+  int countPerRank = (int)shardNumel; // checked at start
   ZRT_MPI_CHECK(MPI_Allgather(shard, countPerRank, wire.type, receive,
                               countPerRank, wire.type, ctx->comm));
-  if (staging) {
+  if (staging)
     std::memcpy(full, staging, numel * wire.size);
-    zrt_free(ctx, staging);
-  }
 }
 
-extern "C" void zrt_reduce_scatter(zrt_context *ctx, int32_t dtype,
-                                   const void *full, void *shard, int64_t numel,
-                                   int64_t shardNumel) {
+void runReduceScatter(zrt_context *ctx, int32_t dtype, const void *full,
+                      void *shard, int64_t numel, int64_t shardNumel,
+                      void *staging) {
   const char *op = "zrt_reduce_scatter";
   Wire wire = wireFor(ctx, op, dtype);
   int64_t W = ctx->worldSize;
-  if (numel < 0 || shardNumel * W < numel)
-    fatal("%s: %lld shards of %lld elements cannot hold %lld", op, (long long)W,
-          (long long)shardNumel, (long long)numel);
-  int countPerRank = mpiCount(op, shardNumel);
-  mpiCount(op, W * shardNumel);
-  count(ctx, ReduceScatter, W * shardNumel, wire.size);
-  if (isLocal(ctx, op)) {
+  if (ctx->comm == MPI_COMM_NULL) {
     std::memmove(shard, full, numel * wire.size);
     std::memset((char *)shard + numel * wire.size, 0,
                 (shardNumel - numel) * wire.size);
     return;
   }
   // MPI reads W*S elements; when the tensor is shorter, reduce a zero-padded
-  // copy (charged to the ledger as comm staging) rather than read past it.
+  // copy in the staging buffer of the start rather than read past it.
   const void *send = full;
-  void *staging = nullptr;
-  if (numel < W * shardNumel) {
-    staging = zrt_alloc(ctx, W * shardNumel * wire.size, ZRT_MEM_COMM);
+  (void)W;
+  if (staging) {
     std::memcpy(staging, full, numel * wire.size);
     send = staging;
   }
-  ZRT_MPI_CHECK(MPI_Reduce_scatter_block(send, shard, countPerRank, wire.type,
-                                         wire.sum, ctx->comm));
-  zrt_free(ctx, staging);
+  ZRT_MPI_CHECK(MPI_Reduce_scatter_block(send, shard, (int)shardNumel,
+                                         wire.type, wire.sum, ctx->comm));
 }
 
-extern "C" void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x,
-                               void *y, int64_t n) {
-  const char *op = "zrt_all_reduce";
-  Wire wire = wireFor(ctx, op, dtype);
-  int countAll = mpiCount(op, n);
-  count(ctx, AllReduce, 2 * n, wire.size);
-  if (isLocal(ctx, op)) {
+void runAllReduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
+                  int64_t n) {
+  Wire wire = wireFor(ctx, "zrt_all_reduce", dtype);
+  if (ctx->comm == MPI_COMM_NULL) {
     if (n > 0 && x != y)
       std::memmove(y, x, n * wire.size);
     return;
   }
   const void *send = x == y ? MPI_IN_PLACE : x;
-  ZRT_MPI_CHECK(
-      MPI_Allreduce(send, y, countAll, wire.type, wire.sum, ctx->comm));
+  ZRT_MPI_CHECK(MPI_Allreduce(send, y, (int)n, wire.type, wire.sum, ctx->comm));
+}
+
+} // namespace
+
+//===--- The C ABI: checks and counts now, the work queued ----------------===//
+
+/// A padded collective's staging copy is allocated here, on the thread that
+/// starts it, and freed by its wait: its ledger charge spans exactly start to
+/// wait, whatever the communication thread's timing, so the peaks the
+/// compiler's --report predicts are the ones measured.
+static void *stagingFor(zrt_context *ctx, int64_t numel, int64_t shardNumel,
+                        int64_t elementSize) {
+  int64_t padded = ctx->worldSize * shardNumel;
+  if (ctx->comm == MPI_COMM_NULL || numel >= padded)
+    return nullptr;
+  return zrt_alloc(ctx, padded * elementSize, ZRT_MEM_COMM);
+}
+
+static int64_t rememberStaging(zrt_context *ctx, int64_t handle,
+                               void *staging) {
+  if (staging)
+    ctx->stagingByHandle[handle] = staging;
+  return handle;
+}
+
+extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
+                                        const void *shard, void *full,
+                                        int64_t numel, int64_t shardNumel) {
+  const char *op = "zrt_all_gather";
+  int64_t size = dtypeSize(op, dtype), W = ctx->worldSize;
+  checkShards(op, W, numel, shardNumel);
+  mpiCount(op, shardNumel);
+  mpiCount(op, W * shardNumel);
+  checkLocalSpan(ctx, op);
+  count(ctx, AllGather, W * shardNumel, size);
+  void *staging = stagingFor(ctx, numel, shardNumel, size);
+  return rememberStaging(ctx,
+                         startCollective(ctx, AllGather, W * shardNumel * size,
+                                         W * shardNumel * size,
+                                         [=] {
+                                           runAllGather(ctx, dtype, shard, full,
+                                                        numel, shardNumel,
+                                                        staging);
+                                         }),
+                         staging);
+}
+
+extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
+                                            const void *full, void *shard,
+                                            int64_t numel, int64_t shardNumel) {
+  const char *op = "zrt_reduce_scatter";
+  int64_t size = dtypeSize(op, dtype), W = ctx->worldSize;
+  checkShards(op, W, numel, shardNumel);
+  mpiCount(op, shardNumel);
+  mpiCount(op, W * shardNumel);
+  checkLocalSpan(ctx, op);
+  count(ctx, ReduceScatter, W * shardNumel, size);
+  void *staging = stagingFor(ctx, numel, shardNumel, size);
+  return rememberStaging(
+      ctx,
+      startCollective(ctx, ReduceScatter, W * shardNumel * size,
+                      W * shardNumel * size,
+                      [=] {
+                        runReduceScatter(ctx, dtype, full, shard, numel,
+                                         shardNumel, staging);
+                      }),
+      staging);
+}
+
+extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
+                                        const void *x, void *y, int64_t n) {
+  const char *op = "zrt_all_reduce";
+  int64_t size = dtypeSize(op, dtype);
+  mpiCount(op, n);
+  checkLocalSpan(ctx, op);
+  count(ctx, AllReduce, 2 * n, size);
+  return startCollective(ctx, AllReduce, n * size, 2 * n * size,
+                         [=] { runAllReduce(ctx, dtype, x, y, n); });
+}
+
+extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
+  ctx->commQueue->wait(handle, ctx->tracer.get());
+  auto staging = ctx->stagingByHandle.find(handle);
+  if (staging != ctx->stagingByHandle.end()) {
+    zrt_free(ctx, staging->second);
+    ctx->stagingByHandle.erase(staging);
+  }
+}
+
+extern "C" void zrt_all_gather(zrt_context *ctx, int32_t dtype,
+                               const void *shard, void *full, int64_t numel,
+                               int64_t shardNumel) {
+  zrt_wait(ctx,
+           zrt_all_gather_start(ctx, dtype, shard, full, numel, shardNumel));
+}
+
+extern "C" void zrt_reduce_scatter(zrt_context *ctx, int32_t dtype,
+                                   const void *full, void *shard, int64_t numel,
+                                   int64_t shardNumel) {
+  zrt_wait(ctx, zrt_reduce_scatter_start(ctx, dtype, full, shard, numel,
+                                         shardNumel));
+}
+
+extern "C" void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x,
+                               void *y, int64_t n) {
+  zrt_wait(ctx, zrt_all_reduce_start(ctx, dtype, x, y, n));
 }

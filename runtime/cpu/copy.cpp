@@ -2,6 +2,7 @@
 
 #include "core/check.h"
 #include "core/context.h"
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <algorithm>
@@ -10,14 +11,16 @@
 
 using namespace zrt;
 
-extern "C" void zrt_copy(zrt_context *, const void *src, void *dst,
+extern "C" void zrt_copy(zrt_context *ctx, const void *src, void *dst,
                          int64_t bytes) {
+  TraceScope trace(ctx, "copy");
   if (bytes > 0 && src != dst)
     std::memmove(dst, src, bytes);
 }
 
-extern "C" void zrt_fill(zrt_context *, int32_t dtype, void *dst, int64_t n,
+extern "C" void zrt_fill(zrt_context *ctx, int32_t dtype, void *dst, int64_t n,
                          float value) {
+  TraceScope trace(ctx, "fill");
   dispatchDtype("zrt_fill", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i)
@@ -25,8 +28,9 @@ extern "C" void zrt_fill(zrt_context *, int32_t dtype, void *dst, int64_t n,
   });
 }
 
-extern "C" void zrt_cast(zrt_context *, int32_t srcDtype, int32_t dstDtype,
+extern "C" void zrt_cast(zrt_context *ctx, int32_t srcDtype, int32_t dstDtype,
                          const void *src, void *dst, int64_t n) {
+  TraceScope trace(ctx, "cast");
   dispatchDtype("zrt_cast", srcDtype, [&](auto srcTag) {
     using S = decltype(srcTag);
     dispatchDtype("zrt_cast", dstDtype, [&](auto dstTag) {
@@ -45,6 +49,7 @@ extern "C" void zrt_cast(zrt_context *, int32_t srcDtype, int32_t dstDtype,
 extern "C" void zrt_shard_slice(zrt_context *ctx, int32_t dtype,
                                 const void *full, void *shard, int64_t numel,
                                 int64_t shardNumel) {
+  TraceScope trace(ctx, "shard_slice");
   int64_t size = dtypeSize("zrt_shard_slice", dtype);
   if (numel < 0 || shardNumel < 0 || shardNumel * ctx->worldSize < numel)
     fatal("zrt_shard_slice: %d shards of %lld elements cannot hold %lld",

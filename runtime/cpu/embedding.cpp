@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <algorithm>
@@ -28,9 +29,10 @@ static void checkIds(const char *kernel, const int32_t *ids, int64_t n,
             (long long)i, (long long)vocab);
 }
 
-extern "C" void zrt_embedding(zrt_context *, int32_t dtype, const int32_t *ids,
-                              const void *table, void *out, int64_t n,
-                              int64_t vocab, int64_t dim) {
+extern "C" void zrt_embedding(zrt_context *ctx, int32_t dtype,
+                              const int32_t *ids, const void *table, void *out,
+                              int64_t n, int64_t vocab, int64_t dim) {
+  TraceScope trace(ctx, "embedding");
   int64_t rowBytes = dim * dtypeSize("zrt_embedding", dtype);
   checkIds("zrt_embedding", ids, n, vocab);
   for (int64_t i = 0; i < n; ++i)
@@ -38,10 +40,11 @@ extern "C" void zrt_embedding(zrt_context *, int32_t dtype, const int32_t *ids,
                 (const char *)table + ids[i] * rowBytes, rowBytes);
 }
 
-extern "C" void zrt_embedding_grad(zrt_context *, int32_t dtype,
+extern "C" void zrt_embedding_grad(zrt_context *ctx, int32_t dtype,
                                    const int32_t *ids, const void *dout,
                                    void *dtable, int64_t n, int64_t vocab,
                                    int64_t dim) {
+  TraceScope trace(ctx, "embedding_grad");
   int64_t size = dtypeSize("zrt_embedding_grad", dtype);
   checkIds("zrt_embedding_grad", ids, n, vocab);
   std::memset(dtable, 0, vocab * dim * size);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <cmath>
@@ -14,8 +15,9 @@ using namespace zrt;
 static constexpr float kSqrt2OverPi = 0.7978845608028654f;
 static constexpr float kCubic = 0.044715f;
 
-extern "C" void zrt_gelu(zrt_context *, int32_t dtype, const void *x, void *y,
-                         int64_t n) {
+extern "C" void zrt_gelu(zrt_context *ctx, int32_t dtype, const void *x,
+                         void *y, int64_t n) {
+  TraceScope trace(ctx, "gelu");
   dispatchDtype("zrt_gelu", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {
@@ -26,8 +28,9 @@ extern "C" void zrt_gelu(zrt_context *, int32_t dtype, const void *x, void *y,
   });
 }
 
-extern "C" void zrt_gelu_grad(zrt_context *, int32_t dtype, const void *x,
+extern "C" void zrt_gelu_grad(zrt_context *ctx, int32_t dtype, const void *x,
                               const void *dy, void *dx, int64_t n) {
+  TraceScope trace(ctx, "gelu_grad");
   dispatchDtype("zrt_gelu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <cmath>
@@ -36,9 +37,10 @@ static RowStats rowStats(const T *row, int64_t cols, float eps) {
   return {mean, 1.0f / std::sqrt(squares / (float)cols + eps)};
 }
 
-extern "C" void zrt_layer_norm(zrt_context *, int32_t dtype, const void *x,
+extern "C" void zrt_layer_norm(zrt_context *ctx, int32_t dtype, const void *x,
                                const void *gamma, const void *beta, void *y,
                                int64_t rows, int64_t cols, float eps) {
+  TraceScope trace(ctx, "layer_norm");
   dispatchDtype("zrt_layer_norm", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t r = 0; r < rows; ++r) {
@@ -55,10 +57,12 @@ extern "C" void zrt_layer_norm(zrt_context *, int32_t dtype, const void *x,
 
 // With xHat = (x - mean) * rstd and g = dy * gamma:
 //   dx = rstd * (g - mean(g) - xHat * mean(g * xHat)).
-extern "C" void zrt_layer_norm_grad(zrt_context *, int32_t dtype, const void *x,
-                                    const void *gamma, const void *dy, void *dx,
-                                    void *dgamma, void *dbeta, int64_t rows,
-                                    int64_t cols, float eps) {
+extern "C" void zrt_layer_norm_grad(zrt_context *ctx, int32_t dtype,
+                                    const void *x, const void *gamma,
+                                    const void *dy, void *dx, void *dgamma,
+                                    void *dbeta, int64_t rows, int64_t cols,
+                                    float eps) {
+  TraceScope trace(ctx, "layer_norm_grad");
   dispatchDtype("zrt_layer_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     std::vector<float> dgammaSum(cols, 0.0f), dbetaSum(cols, 0.0f);

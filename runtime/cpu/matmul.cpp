@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <cblas.h>
@@ -18,9 +19,10 @@
 
 using namespace zrt;
 
-extern "C" void zrt_matmul(zrt_context *, int32_t dtype, const void *a,
+extern "C" void zrt_matmul(zrt_context *ctx, int32_t dtype, const void *a,
                            const void *b, void *c, int64_t m, int64_t n,
                            int64_t k, int32_t transA, int32_t transB) {
+  TraceScope trace(ctx, "matmul");
   dtypeSize("zrt_matmul", dtype);
   if (m < 0 || n < 0 || k < 0)
     fatal("zrt_matmul: negative shape m=%lld n=%lld k=%lld", (long long)m,

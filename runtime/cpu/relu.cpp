@@ -1,11 +1,13 @@
 //===- relu.cpp - ReLU forward and backward -------------------------------===//
 
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 using namespace zrt;
 
-extern "C" void zrt_relu(zrt_context *, int32_t dtype, const void *x, void *y,
-                         int64_t n) {
+extern "C" void zrt_relu(zrt_context *ctx, int32_t dtype, const void *x,
+                         void *y, int64_t n) {
+  TraceScope trace(ctx, "relu");
   dispatchDtype("zrt_relu", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {
@@ -15,8 +17,9 @@ extern "C" void zrt_relu(zrt_context *, int32_t dtype, const void *x, void *y,
   });
 }
 
-extern "C" void zrt_relu_grad(zrt_context *, int32_t dtype, const void *x,
+extern "C" void zrt_relu_grad(zrt_context *ctx, int32_t dtype, const void *x,
                               const void *dy, void *dx, int64_t n) {
+  TraceScope trace(ctx, "relu_grad");
   dispatchDtype("zrt_relu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i)

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <cmath>
@@ -26,9 +27,10 @@ static float rowInvRms(const T *row, int64_t cols, float eps) {
   return 1.0f / std::sqrt(squares / (float)cols + eps);
 }
 
-extern "C" void zrt_rms_norm(zrt_context *, int32_t dtype, const void *x,
+extern "C" void zrt_rms_norm(zrt_context *ctx, int32_t dtype, const void *x,
                              const void *gamma, void *y, int64_t rows,
                              int64_t cols, float eps) {
+  TraceScope trace(ctx, "rms_norm");
   dispatchDtype("zrt_rms_norm", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t r = 0; r < rows; ++r) {
@@ -43,10 +45,11 @@ extern "C" void zrt_rms_norm(zrt_context *, int32_t dtype, const void *x,
 
 // With r = rowInvRms and g = dy * gamma:
 //   dx = r * g - x * r^3 * mean(g * x),  dgamma = sum_rows dy * x * r.
-extern "C" void zrt_rms_norm_grad(zrt_context *, int32_t dtype, const void *x,
-                                  const void *gamma, const void *dy, void *dx,
-                                  void *dgamma, int64_t rows, int64_t cols,
-                                  float eps) {
+extern "C" void zrt_rms_norm_grad(zrt_context *ctx, int32_t dtype,
+                                  const void *x, const void *gamma,
+                                  const void *dy, void *dx, void *dgamma,
+                                  int64_t rows, int64_t cols, float eps) {
+  TraceScope trace(ctx, "rms_norm_grad");
   dispatchDtype("zrt_rms_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     std::vector<float> dgammaSum(cols, 0.0f);

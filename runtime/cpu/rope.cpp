@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <cmath>
@@ -17,9 +18,10 @@
 
 using namespace zrt;
 
-extern "C" void zrt_rope(zrt_context *, int32_t dtype, const void *x, void *y,
-                         int64_t batch, int64_t seq, int64_t heads,
+extern "C" void zrt_rope(zrt_context *ctx, int32_t dtype, const void *x,
+                         void *y, int64_t batch, int64_t seq, int64_t heads,
                          int64_t headDim, float theta, int32_t inverse) {
+  TraceScope trace(ctx, "rope");
   dtypeSize("zrt_rope", dtype);
   if (headDim % 2 != 0)
     fatal("zrt_rope: head_dim %lld is odd; rotation needs pairs",

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <algorithm>
@@ -38,10 +39,11 @@ static void rowLogSumExp(const T *row, int64_t cols, float &max,
   logSum = std::log(sum);
 }
 
-extern "C" void zrt_softmax_xent(zrt_context *, int32_t dtype,
+extern "C" void zrt_softmax_xent(zrt_context *ctx, int32_t dtype,
                                  const void *logits, const int32_t *labels,
                                  float *loss, int64_t rows, int64_t cols,
                                  float divisor) {
+  TraceScope trace(ctx, "softmax_xent");
   checkLabels("zrt_softmax_xent", labels, rows, cols);
   dispatchDtype("zrt_softmax_xent", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -57,11 +59,12 @@ extern "C" void zrt_softmax_xent(zrt_context *, int32_t dtype,
   });
 }
 
-extern "C" void zrt_softmax_xent_grad(zrt_context *, int32_t dtype,
+extern "C" void zrt_softmax_xent_grad(zrt_context *ctx, int32_t dtype,
                                       const void *logits, const int32_t *labels,
                                       const float *dloss, void *dlogits,
                                       int64_t rows, int64_t cols,
                                       float divisor) {
+  TraceScope trace(ctx, "softmax_xent_grad");
   checkLabels("zrt_softmax_xent_grad", labels, rows, cols);
   dispatchDtype("zrt_softmax_xent_grad", dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/trace.h"
 #include "cpu/dtype.h"
 
 #include <cmath>
@@ -14,8 +15,9 @@ using namespace zrt;
 
 static float sigmoid(float g) { return 1.0f / (1.0f + std::exp(-g)); }
 
-extern "C" void zrt_swiglu(zrt_context *, int32_t dtype, const void *gate,
+extern "C" void zrt_swiglu(zrt_context *ctx, int32_t dtype, const void *gate,
                            const void *up, void *y, int64_t n) {
+  TraceScope trace(ctx, "swiglu");
   dispatchDtype("zrt_swiglu", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {
@@ -26,9 +28,11 @@ extern "C" void zrt_swiglu(zrt_context *, int32_t dtype, const void *gate,
 }
 
 // d silu(g) / dg = s + g s (1 - s), s = sigmoid(g).
-extern "C" void zrt_swiglu_grad(zrt_context *, int32_t dtype, const void *gate,
-                                const void *up, const void *dy, void *dgate,
-                                void *dup, int64_t n) {
+extern "C" void zrt_swiglu_grad(zrt_context *ctx, int32_t dtype,
+                                const void *gate, const void *up,
+                                const void *dy, void *dgate, void *dup,
+                                int64_t n) {
+  TraceScope trace(ctx, "swiglu_grad");
   dispatchDtype("zrt_swiglu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {

@@ -111,31 +111,42 @@ static void applyAdamW(zrt_context *ctx, void **args,
   }
 }
 
+/* Starts every gradient reduction at once; each parameter's update then
+ * waits only for its own, so AdamW on parameter i overlaps the reductions
+ * of the parameters after it (as zero-opt's scheduled lowering does).
+ * Clipping needs every reduced gradient before the first update. */
 void sampleUpdate(zrt_context *ctx, void **args, const struct SampleState *s,
                   void **grads) {
   void *reduced[MAX_PARAMS];
-  int64_t counts[MAX_PARAMS];
+  int64_t counts[MAX_PARAMS], handles[MAX_PARAMS];
   for (int i = 0; i < s->count; ++i) {
     int64_t n = sampleNumel(&s->params[i]);
     if (!SHARD_STATE) {
-      zrt_all_reduce(ctx, DT, grads[i], grads[i], n);
+      handles[i] = zrt_all_reduce_start(ctx, DT, grads[i], grads[i], n);
       reduced[i] = grads[i];
       counts[i] = n;
       continue;
     }
     counts[i] = sampleShard(n);
     reduced[i] = sampleAlloc(ctx, counts[i], ZRT_MEM_GRAD);
-    zrt_reduce_scatter(ctx, DT, grads[i], reduced[i], n, counts[i]);
-    zrt_free(ctx, grads[i]);
+    handles[i] =
+        zrt_reduce_scatter_start(ctx, DT, grads[i], reduced[i], n, counts[i]);
   }
   float *scalars = zrt_alloc(ctx, 3 * sizeof(float), ZRT_MEM_ACTIVATION);
   const float *scale = NULL;
+  int waited = 0;
   if (s->maxNormArg >= 0) {
+    for (; waited < s->count; ++waited)
+      zrt_wait(ctx, handles[waited]);
     clipCoefficient(ctx, s, reduced, counts, scalars);
     zrt_clip_coefficient(ctx, &scalars[1], args[s->maxNormArg], &scalars[2]);
     scale = &scalars[2];
   }
   for (int i = 0; i < s->count; ++i) {
+    if (i >= waited)
+      zrt_wait(ctx, handles[i]);
+    if (SHARD_STATE)
+      zrt_free(ctx, grads[i]);
     applyAdamW(ctx, args, s, i, reduced[i], scale);
     zrt_free(ctx, reduced[i]);
   }

@@ -6,17 +6,27 @@
 // bf16 still holds every integer), so every expected value is exact in both
 // dtypes whatever order MPI sums in.
 //
+// The asynchronous forms run the same cases started back to back, several
+// outstanding at once, and must give the blocking forms' bytes whatever the
+// order of the waits. `--overlap` starts a 16M-element all-reduce and runs
+// kernels on the main thread while it is in flight (correctness only).
+//
 // `--fault=bad-label` makes the last rank hit a bad label while the others
 // wait in an all-reduce (the job must abort, not hang); `--fault=mpi-error`
-// makes an MPI call fail so the check macro's report can be inspected.
+// makes an MPI call fail so the check macro's report can be inspected, and
+// `--fault=comm-mpi-error` makes one fail on the communication thread.
+// `--fault=double-wait` and `--fault=unknown-handle` misuse zrt_wait;
+// `--fault=never-wait` leaves a collective unwaited at teardown (a warning).
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
 #include "core/context.h"
+#include "cpu/comm_queue.h"
 #include "tests/checker.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -189,8 +199,223 @@ void testBf16Rounding(zrt_context *ctx, Checker &check) {
       xT.values()[0] == expected);
 }
 
+//===--- Asynchronous collectives -----------------------------------------===//
+
+/// One collective of the mixed batch: its kind, dtype, sizes and input.
+struct AsyncCase {
+  CollectiveKind kind;
+  int32_t dtype;
+  int64_t numel; // all_reduce: n
+  int64_t shard; // S (unused by all_reduce)
+  bool inPlace;  // all_reduce only
+  std::vector<float> input;
+
+  int64_t outputNumel() const {
+    return kind == AllGather ? numel : kind == ReduceScatter ? shard : numel;
+  }
+  int64_t countedBytes(int W) const {
+    int64_t elements = kind == AllReduce ? 2 * numel : W * shard;
+    return elements * elementSize(dtype);
+  }
+  /// Bytes of padded staging the collective needs while it runs.
+  int64_t stagingBytes(int W) const {
+    if (kind == AllReduce || numel == W * shard || W == 1)
+      return 0;
+    return W * shard * elementSize(dtype);
+  }
+};
+
+/// Mixed kinds and dtypes, padded and not, in place and not; inputs are
+/// small integers and halves, exact in bf16 whatever the summation order.
+std::vector<AsyncCase> asyncCases(int rank, int W) {
+  std::vector<AsyncCase> cases;
+  auto add = [&](CollectiveKind kind, int32_t dtype, int64_t numel,
+                 bool inPlace = false) {
+    int64_t shard = shardNumel(numel, W);
+    int64_t inputs = kind == AllGather ? shard : numel;
+    std::vector<float> input(inputs);
+    for (int64_t i = 0; i < inputs; ++i)
+      input[i] = kind == AllGather ? 16.0f * rank + i
+                                   : (rank + 1.0f) * (i % 9) + 0.5f * rank;
+    cases.push_back({kind, dtype, numel, shard, inPlace, input});
+  };
+  add(AllGather, ZRT_F32, 5 * W - 2);
+  add(ReduceScatter, ZRT_BF16, 3 * W + 1);
+  add(AllReduce, ZRT_F32, 7);
+  add(AllGather, ZRT_BF16, 5 * W);
+  add(AllReduce, ZRT_BF16, 9, /*inPlace=*/true);
+  add(ReduceScatter, ZRT_F32, 2 * W);
+  add(AllReduce, ZRT_F32, 1000, /*inPlace=*/true);
+  add(AllGather, ZRT_F32, 40 * W + 3);
+  return cases;
+}
+
+/// Input and output tensors of one case; the result is `out`, or `in` when
+/// the case runs in place.
+struct AsyncBuffers {
+  Tensor in, out;
+  explicit AsyncBuffers(const AsyncCase &c)
+      : in(c.dtype, c.input), out(c.dtype, c.outputNumel()) {}
+  std::vector<float> result(const AsyncCase &c) const {
+    return c.inPlace ? in.values() : out.values();
+  }
+};
+
+int64_t startCase(zrt_context *ctx, const AsyncCase &c, AsyncBuffers &b) {
+  void *out = c.inPlace ? b.in.data() : b.out.data();
+  switch (c.kind) {
+  case AllGather:
+    return zrt_all_gather_start(ctx, c.dtype, b.in.data(), out, c.numel,
+                                c.shard);
+  case ReduceScatter:
+    return zrt_reduce_scatter_start(ctx, c.dtype, b.in.data(), out, c.numel,
+                                    c.shard);
+  default:
+    return zrt_all_reduce_start(ctx, c.dtype, b.in.data(), out, c.numel);
+  }
+}
+
+void runBlocking(zrt_context *ctx, const AsyncCase &c, AsyncBuffers &b) {
+  void *out = c.inPlace ? b.in.data() : b.out.data();
+  if (c.kind == AllGather)
+    zrt_all_gather(ctx, c.dtype, b.in.data(), out, c.numel, c.shard);
+  else if (c.kind == ReduceScatter)
+    zrt_reduce_scatter(ctx, c.dtype, b.in.data(), out, c.numel, c.shard);
+  else
+    zrt_all_reduce(ctx, c.dtype, b.in.data(), out, c.numel);
+}
+
+/// Starts every case on a fresh context, checks what was counted before any
+/// wait, waits in `order` and compares each result with `expected`.
+void checkAsyncRound(Checker &check, const std::vector<AsyncCase> &cases,
+                     const std::vector<std::vector<float>> &expected,
+                     const std::vector<size_t> &order, const char *how) {
+  zrt_context *ctx = createContext(MPI_COMM_WORLD);
+  const int W = ctx->worldSize;
+  std::vector<AsyncBuffers> buffers(cases.begin(), cases.end());
+  std::vector<int64_t> handles;
+  for (size_t i = 0; i < cases.size(); ++i)
+    handles.push_back(startCase(ctx, cases[i], buffers[i]));
+  // Counted at start: the counters are complete before the first wait.
+  std::array<int64_t, NumCollectiveKinds> bytes{}, calls{};
+  int64_t staging = 0;
+  for (const AsyncCase &c : cases) {
+    bytes[c.kind] += c.countedBytes(W);
+    calls[c.kind] += 1;
+    staging += c.stagingBytes(W);
+  }
+  bool countedAtStart =
+      ctx->collectives.bytes == bytes && ctx->collectives.calls == calls;
+  bool increasing = handles[0] > 0;
+  for (size_t i = 1; i < handles.size(); ++i)
+    increasing &= handles[i] > handles[i - 1];
+  for (size_t i : order)
+    zrt_wait(ctx, handles[i]);
+  bool same = true;
+  for (size_t i = 0; i < cases.size(); ++i)
+    same &= buffers[i].result(cases[i]) == expected[i];
+  // Staging is charged from each start to its wait: all of it is live
+  // while every case is in flight, and nothing is left after the waits.
+  bool ledger = ctx->ledger.peak[ZRT_MEM_COMM] == staging &&
+                ctx->ledger.current[ZRT_MEM_COMM] == 0;
+  destroyContext(ctx);
+  std::string prefix = std::string("async ") + how + ": ";
+  check.expectTrue(prefix + "handles > 0, increasing", increasing);
+  check.expectTrue(prefix + "results equal the blocking forms", same);
+  check.expectTrue(prefix + "bytes and calls counted at start", countedAtStart);
+  check.expectTrue(prefix + "staging charged from start to wait, then freed",
+                   ledger);
+}
+
+void testAsync(Checker &check) {
+  int rank, W;
+  ZRT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  ZRT_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &W));
+  std::vector<AsyncCase> cases = asyncCases(rank, W);
+  zrt_context *ctx = createContext(MPI_COMM_WORLD);
+  std::vector<std::vector<float>> expected;
+  for (const AsyncCase &c : cases) {
+    AsyncBuffers b(c);
+    runBlocking(ctx, c, b);
+    expected.push_back(b.result(c));
+  }
+  destroyContext(ctx);
+  std::vector<size_t> inOrder(cases.size()), reversed, shuffled;
+  for (size_t i = 0; i < cases.size(); ++i)
+    inOrder[i] = i;
+  reversed.assign(inOrder.rbegin(), inOrder.rend());
+  // A fixed permutation: the same on every rank, neither sorted nor reversed.
+  for (size_t i = 0; i < cases.size(); ++i)
+    shuffled.push_back((i * 3 + 5) % cases.size());
+  checkAsyncRound(check, cases, expected, inOrder,
+                  "8 outstanding, waited in order");
+  checkAsyncRound(check, cases, expected, reversed, "waited in reverse");
+  checkAsyncRound(check, cases, expected, shuffled, "waited out of order");
+}
+
+/// A 16M-element all-reduce in flight while the main thread runs kernels.
+/// Timing is not checked (the machine may have fewer cores than threads):
+/// both results must be right.
+int runOverlap() {
+  Checker check(MPI_COMM_WORLD);
+  zrt_context *ctx = createContext(MPI_COMM_WORLD);
+  const int W = ctx->worldSize;
+  const int64_t n = 16 << 20;
+  std::vector<float> x(n), y(n, -1.0f);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = ctx->rank + (float)(i % 5);
+  int64_t handle = zrt_all_reduce_start(ctx, ZRT_F32, x.data(), y.data(), n);
+  bool counted = ctx->collectives.bytes[AllReduce] == 2 * n * 4;
+  const int64_t m = 128, iterations = 64;
+  std::vector<float> a(m * m, 1.0f), b(m * m, 0.5f), c(m * m);
+  bool kernelsOk = true;
+  for (int64_t it = 0; it < iterations; ++it) {
+    zrt_matmul(ctx, ZRT_F32, a.data(), b.data(), c.data(), m, m, m, 0, 0);
+    zrt_add(ctx, ZRT_F32, c.data(), c.data(), c.data(), m * m);
+    for (float value : c)
+      kernelsOk &= value == 0.5f * m * 2;
+  }
+  zrt_wait(ctx, handle);
+  bool reduced = true, inputKept = true;
+  for (int64_t i = 0; i < n; ++i) {
+    reduced &= y[i] == W * (W - 1) / 2.0f + W * (float)(i % 5);
+    inputKept &= x[i] == ctx->rank + (float)(i % 5);
+  }
+  destroyContext(ctx);
+  check.expectTrue("overlap: all_reduce of 16M floats counted at start",
+                   counted);
+  check.expectTrue("overlap: 64 matmul+add kernels right while it ran",
+                   kernelsOk);
+  check.expectTrue("overlap: all_reduce result right after the wait",
+                   reduced && inputKept);
+  return check.finish();
+}
+
 int runFault(zrt_context *ctx, const std::string &fault) {
-  if (fault == "bad-label") {
+  float one = 1;
+  if (fault == "double-wait") {
+    int64_t handle = zrt_all_reduce_start(ctx, ZRT_F32, &one, &one, 1);
+    zrt_wait(ctx, handle);
+    zrt_wait(ctx, handle);
+  } else if (fault == "unknown-handle") {
+    zrt_all_reduce(ctx, ZRT_F32, &one, &one, 1);
+    zrt_wait(ctx, 42);
+  } else if (fault == "comm-mpi-error") {
+    // Through the queue's own interface: no zrt_* collective passes MPI a
+    // bad argument, so the failure is made by hand, on the comm thread.
+    CommOp op;
+    op.run = [ctx] {
+      float value = 0;
+      ZRT_MPI_CHECK(MPI_Bcast(&value, -1, MPI_FLOAT, 0, ctx->comm));
+    };
+    zrt_wait(ctx, ctx->commQueue->start(std::move(op)));
+  } else if (fault == "never-wait") {
+    // Static: destroyContext runs them (and warns) after this returns.
+    static float values[2] = {1, 2};
+    zrt_all_reduce_start(ctx, ZRT_F32, &values[0], &values[0], 1);
+    zrt_all_reduce_start(ctx, ZRT_F32, &values[1], &values[1], 1);
+    return 0;
+  } else if (fault == "bad-label") {
     float logits[2 * 3] = {0}, loss = 0, sum = 1;
     int32_t labels[2] = {1, 7};
     if (ctx->rank == ctx->worldSize - 1)
@@ -210,13 +435,14 @@ int runFault(zrt_context *ctx, const std::string &fault) {
 } // namespace
 
 int main(int argc, char **argv) {
-  ZRT_MPI_CHECK(MPI_Init(&argc, &argv));
-  ZRT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  initMpi(&argc, &argv);
   int status;
   if (argc == 2 && std::strncmp(argv[1], "--fault=", 8) == 0) {
     zrt_context *ctx = createContext(MPI_COMM_WORLD);
     status = runFault(ctx, argv[1] + 8);
     destroyContext(ctx);
+  } else if (argc == 2 && std::strcmp(argv[1], "--overlap") == 0) {
+    status = runOverlap();
   } else {
     Checker check(MPI_COMM_WORLD);
     int worldSize;
@@ -235,6 +461,7 @@ int main(int argc, char **argv) {
         testBf16Rounding(ctx, check);
       destroyContext(ctx);
     }
+    testAsync(check);
     status = check.finish();
   }
   ZRT_MPI_CHECK(MPI_Finalize());

@@ -5,8 +5,9 @@
 // The whole pipeline ends in the LLVM dialect: the two exported functions and
 // the runtime entry points they call.
 // CHECK-DAG: llvm.func @zrt_declare_program(
-// CHECK-DAG: llvm.func @zrt_all_gather(
-// CHECK-DAG: llvm.func @zrt_reduce_scatter(
+// CHECK-DAG: llvm.func @zrt_all_gather_start(
+// CHECK-DAG: llvm.func @zrt_reduce_scatter_start(
+// CHECK-DAG: llvm.func @zrt_wait(
 // CHECK-DAG: llvm.func @zrt_adamw(
 // CHECK: llvm.func @zero_program_describe(%{{.*}}: !llvm.ptr)
 // CHECK: llvm.func @zero_program_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
@@ -20,6 +21,9 @@
 // PASSES: IR Dump After AdamW (zero-adamw)
 // PASSES: IR Dump After Placement (zero-placement)
 // PASSES: IR Dump After InsertCollectives (zero-insert-collectives)
+// PASSES: IR Dump After ClipGradNorm (zero-clip-grad-norm)
+// PASSES: IR Dump After AccumulateGradients (zero-accumulate-gradients)
+// PASSES: IR Dump After ScheduleOverlap (zero-schedule-overlap)
 // PASSES: IR Dump After LowerToRuntime (zero-lower-to-runtime)
 // PASSES: IR Dump After Canonicalizer (canonicalize)
 // PASSES: IR Dump After {{.*}}(convert-func-to-llvm)

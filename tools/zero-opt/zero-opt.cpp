@@ -86,6 +86,16 @@ cl::opt<int64_t> gradAccum(
     cl::desc("Micro-batches of --batch accumulated (in float32) per "
              "optimizer step"),
     cl::value_desc("K"), cl::init(1), cl::cat(zeroCategory));
+cl::opt<int64_t> prefetchFlag(
+    "prefetch",
+    cl::desc("Overlap: all-gathers started ahead of their turn (default 1); "
+             "-1 keeps every collective blocking (no overlap)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(zeroCategory));
+cl::opt<int64_t> maxLiveGatherBytes(
+    "max-live-gather-bytes",
+    cl::desc("Overlap: cap on the bytes of prefetched gathered parameters "
+             "in flight (0: no cap)"),
+    cl::value_desc("bytes"), cl::init(0), cl::cat(zeroCategory));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory of libzrt.so and libzrt_main.a for linking"),
@@ -142,7 +152,15 @@ FailureOr<zero::StageOptions> resolveStageOptions() {
          llvm::Twine(gradAccum.getValue()));
     return failure();
   }
-  return zero::StageOptions{stageValue, worldSizeValue, gradAccum};
+  if (prefetchFlag < -1 || maxLiveGatherBytes < 0) {
+    fail("--prefetch must be -1 or more and --max-live-gather-bytes not "
+         "negative");
+    return failure();
+  }
+  zero::StageOptions options{stageValue, worldSizeValue, gradAccum};
+  options.prefetch = prefetchFlag;
+  options.maxLiveGatherBytes = maxLiveGatherBytes;
+  return options;
 }
 
 /// The emit kind, from --emit or else from the output name.

@@ -87,3 +87,29 @@ func.func @placement_kind(%x: tensor<4xf32> {zero.placement = "sharded"}) {
 func.func @unsharded_type(%w: tensor<96xf32> {zero.unsharded_type = tensor<19x20xf32>}) attributes {zero.world_size = 4 : i64} {
   return
 }
+
+// -----
+
+func.func @all_gather_start_c2(%s: tensor<96xf32>) -> tensor<19x20xf32> {
+  // expected-error @+1 {{'zero.all_gather_start' op (C2) a shard of 380 elements over 4 ranks has 95 elements, got 'tensor<96xf32>'}}
+  %f = zero.all_gather_start %s over "dp"(4) : tensor<96xf32> -> !zero.future<tensor<19x20xf32>>
+  %w = zero.wait %f : !zero.future<tensor<19x20xf32>>
+  return %w : tensor<19x20xf32>
+}
+
+// -----
+
+func.func @start_c3(%s: tensor<95xf32>) {
+  // expected-error @+1 {{'zero.all_gather_start' op (C3) the future must have exactly one use, a zero.wait}}
+  %f = zero.all_gather_start %s over "dp"(4) : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
+  return
+}
+
+// -----
+
+func.func @all_reduce_start_c2(%x: tensor<4xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'zero.all_reduce_start' op (C2) the future's tensor must have the input's type 'tensor<4xf32>', got 'tensor<5xf32>'}}
+  %f = zero.all_reduce_start %x over "dp"(2) : tensor<4xf32> -> !zero.future<tensor<5xf32>>
+  %y = zero.wait %f : !zero.future<tensor<5xf32>>
+  return %y : tensor<5xf32>
+}

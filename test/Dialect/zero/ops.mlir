@@ -28,3 +28,20 @@ func.func @tiny(%b: tensor<1xf32>) -> tensor<2xf32> {
   %full = zero.all_gather %b over "dp"(3) : tensor<1xf32> -> tensor<2xf32>
   return %full : tensor<2xf32>
 }
+
+// Asynchronous forms: the tensor exists only after the wait.
+// CHECK-LABEL: func @async
+func.func @async(%w_shard: tensor<95xf32>, %g: tensor<19x20xbf16>, %l: tensor<f32>)
+    -> (tensor<19x20xf32>, tensor<95xbf16>, tensor<f32>) {
+  // CHECK: %[[F:.*]] = zero.all_gather_start %{{.*}} over "dp"(4) : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
+  %f = zero.all_gather_start %w_shard over "dp"(4) : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
+  // CHECK: zero.reduce_scatter_start %{{.*}} over "dp"(4) : tensor<19x20xbf16> -> !zero.future<tensor<95xbf16>>
+  %r = zero.reduce_scatter_start %g over "dp"(4) : tensor<19x20xbf16> -> !zero.future<tensor<95xbf16>>
+  // CHECK: zero.all_reduce_start %{{.*}} over "dp"(4) : tensor<f32> -> !zero.future<tensor<f32>>
+  %a = zero.all_reduce_start %l over "dp"(4) : tensor<f32> -> !zero.future<tensor<f32>>
+  // CHECK: zero.wait %[[F]] : !zero.future<tensor<19x20xf32>>
+  %w = zero.wait %f : !zero.future<tensor<19x20xf32>>
+  %gs = zero.wait %r : !zero.future<tensor<95xbf16>>
+  %ls = zero.wait %a : !zero.future<tensor<f32>>
+  return %w, %gs, %ls : tensor<19x20xf32>, tensor<95xbf16>, tensor<f32>
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Checks a --trace file: the Chrome trace-event JSON object form with one
+process per rank, threads "compute" (kernels, waits, steps) and "comm"
+(collectives), complete events with non-negative ts/dur. Prints one summary
+line per property for FileCheck; exits 1 with a message on the first
+violation."""
+import argparse
+import json
+import re
+import sys
+
+COLLECTIVE = re.compile(r"^(all_gather|reduce_scatter|all_reduce) [0-9.]+ (B|kB|MB)$")
+
+
+def fail(message):
+    print(f"trace error: {message}")
+    sys.exit(1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("trace")
+    parser.add_argument("--ranks", type=int, required=True)
+    parser.add_argument("--steps", type=int, required=True)
+    args = parser.parse_args()
+
+    with open(args.trace) as f:
+        try:
+            trace = json.load(f)
+        except json.JSONDecodeError as e:
+            fail(f"not valid JSON: {e}")
+    if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
+        fail("expected an object with a traceEvents list")
+    if trace.get("displayTimeUnit") not in ("ms", "ns"):
+        fail("displayTimeUnit missing")
+    events = trace["traceEvents"]
+
+    pids = {e.get("pid") for e in events}
+    if pids != set(range(args.ranks)):
+        fail(f"pids {sorted(pids)}, expected 0..{args.ranks - 1}")
+    print(f"pids: {' '.join(str(p) for p in sorted(pids))}")
+
+    meta = [e for e in events if e.get("ph") == "M"]
+    for pid in range(args.ranks):
+        names = {(e["name"], e.get("tid")): e["args"]["name"] for e in meta if e["pid"] == pid}
+        if names.get(("process_name", 0)) != f"rank {pid}":
+            fail(f"pid {pid} is not named 'rank {pid}'")
+        if names.get(("thread_name", 0)) != "compute" or names.get(("thread_name", 1)) != "comm":
+            fail(f"pid {pid}: threads are not named compute (tid 0) and comm (tid 1)")
+    print("names: rank N, threads compute and comm")
+
+    complete = [e for e in events if e.get("ph") == "X"]
+    if len(complete) + len(meta) != len(events):
+        fail("events other than X and M")
+    for e in complete:
+        for key in ("ts", "dur"):
+            if not isinstance(e.get(key), (int, float)) or e[key] < 0:
+                fail(f"event {e.get('name')!r} has {key} {e.get(key)!r}")
+    print("ts and dur: non-negative numbers")
+
+    sequences = []
+    for pid in range(args.ranks):
+        mine = [e for e in complete if e["pid"] == pid]
+        by_cat = {}
+        for e in mine:
+            by_cat.setdefault(e.get("cat"), []).append(e)
+        kernels = by_cat.get("kernel", [])
+        collectives = by_cat.get("collective", [])
+        if not kernels or any(e["tid"] != 0 for e in kernels):
+            fail(f"pid {pid}: kernel events missing or not on compute")
+        if "matmul" not in {e["name"] for e in kernels}:
+            fail(f"pid {pid}: no matmul kernel")
+        if not collectives or any(e["tid"] != 1 for e in collectives):
+            fail(f"pid {pid}: collective events missing or not on comm")
+        for e in collectives:
+            if not COLLECTIVE.match(e["name"]):
+                fail(f"pid {pid}: collective named {e['name']!r}")
+        if any(e["tid"] != 0 or e["name"] != "wait" for e in by_cat.get("wait", [])):
+            fail(f"pid {pid}: wait events must be 'wait' on compute")
+        steps = [e["name"] for e in by_cat.get("step", []) if e["tid"] == 0]
+        if steps != [f"step {k}" for k in range(1, args.steps + 1)]:
+            fail(f"pid {pid}: steps {steps}")
+        # Collectives on one thread run one after another.
+        ordered = sorted(collectives, key=lambda e: e["ts"])
+        for a, b in zip(ordered, ordered[1:]):
+            if a["ts"] + a["dur"] > b["ts"] + 0.002:
+                fail(f"pid {pid}: collectives overlap on the comm thread")
+        sequences.append([e["name"] for e in ordered])
+    if any(s != sequences[0] for s in sequences):
+        fail("ranks ran different collectives")
+    print(f"kernels on compute, {len(sequences[0])} collectives per rank on comm, "
+          f"the same on every rank")
+    print(f"steps: 1 to {args.steps} on compute")
+
+
+if __name__ == "__main__":
+    main()
