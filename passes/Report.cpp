@@ -125,7 +125,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                      *role == ZRT_ROLE_TARGETS || *role == ZRT_ROLE_POSITIONS;
         int64_t size = isInt ? 4 : elementBytes(*dtype);
         int64_t count =
-            *sharded ? shardSize(numel, model.worldSize) : numel;
+            *sharded ? sharding::shardSize(numel, model.worldSize) : numel;
         ledger.allocate(categoryOf(*role), count * size);
         if (*role == ZRT_ROLE_PARAM) {
           model.numParams += numel;
@@ -135,10 +135,6 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
       return WalkResult::advance();
     });
     return failure(result.wasInterrupted());
-  }
-
-  static int64_t shardSize(int64_t numel, int64_t worldSize) {
-    return (numel + worldSize - 1) / worldSize;
   }
 
   static int32_t categoryOf(int64_t role) {

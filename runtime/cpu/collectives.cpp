@@ -194,48 +194,43 @@ static int64_t rememberStaging(zrt_context *ctx, int64_t handle,
   return handle;
 }
 
-extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
-                                        const void *shard, void *full,
-                                        int64_t numel, int64_t shardNumel) {
-  const char *op = "zrt_all_gather";
+/// The start of an all-gather or reduce-scatter: the checks and counts they
+/// share, their staging, and `run(staging)` queued.
+template <typename Run>
+static int64_t startPadded(zrt_context *ctx, const char *op,
+                           CollectiveKind kind, int32_t dtype, int64_t numel,
+                           int64_t shardNumel, Run run) {
   int64_t size = dtypeSize(op, dtype), W = ctx->worldSize;
   checkShards(op, W, numel, shardNumel);
   mpiCount(op, shardNumel);
   mpiCount(op, W * shardNumel);
   checkLocalSpan(ctx, op);
-  count(ctx, AllGather, W * shardNumel, size);
+  count(ctx, kind, W * shardNumel, size);
   void *staging = stagingFor(ctx, numel, shardNumel, size);
-  return rememberStaging(ctx,
-                         startCollective(ctx, AllGather, W * shardNumel * size,
-                                         W * shardNumel * size,
-                                         [=] {
-                                           runAllGather(ctx, dtype, shard, full,
-                                                        numel, shardNumel,
-                                                        staging);
-                                         }),
-                         staging);
+  int64_t bytes = W * shardNumel * size;
+  return rememberStaging(
+      ctx, startCollective(ctx, kind, bytes, bytes, [=] { run(staging); }),
+      staging);
+}
+
+extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
+                                        const void *shard, void *full,
+                                        int64_t numel, int64_t shardNumel) {
+  return startPadded(ctx, "zrt_all_gather", AllGather, dtype, numel, shardNumel,
+                     [=](void *staging) {
+                       runAllGather(ctx, dtype, shard, full, numel, shardNumel,
+                                    staging);
+                     });
 }
 
 extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
                                             const void *full, void *shard,
                                             int64_t numel, int64_t shardNumel) {
-  const char *op = "zrt_reduce_scatter";
-  int64_t size = dtypeSize(op, dtype), W = ctx->worldSize;
-  checkShards(op, W, numel, shardNumel);
-  mpiCount(op, shardNumel);
-  mpiCount(op, W * shardNumel);
-  checkLocalSpan(ctx, op);
-  count(ctx, ReduceScatter, W * shardNumel, size);
-  void *staging = stagingFor(ctx, numel, shardNumel, size);
-  return rememberStaging(
-      ctx,
-      startCollective(ctx, ReduceScatter, W * shardNumel * size,
-                      W * shardNumel * size,
-                      [=] {
-                        runReduceScatter(ctx, dtype, full, shard, numel,
-                                         shardNumel, staging);
-                      }),
-      staging);
+  return startPadded(ctx, "zrt_reduce_scatter", ReduceScatter, dtype, numel,
+                     shardNumel, [=](void *staging) {
+                       runReduceScatter(ctx, dtype, full, shard, numel,
+                                        shardNumel, staging);
+                     });
 }
 
 extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
