@@ -80,6 +80,8 @@ private:
   template <typename StartOp>
   void lowerStart(StartOp start, StringRef callee, zrt_mem_category category,
                   ArrayRef<Value> args, Value inPlace = nullptr);
+  void lowerPacking(Value flat, ValueRange members, int64_t chunks,
+                    bool intoFlat);
   Value buf(Value tensor) { return buffers.lookup(tensor); }
   void call(Location loc, StringRef name, ArrayRef<Value> args) {
     SmallVector<Value> operands{ctx};
@@ -117,16 +119,25 @@ void StepLowering::analyse() {
     else if (isa<ReduceScatterOp, ReduceScatterStartOp>(op))
       gradients.insert(op->getOperand(0));
   });
-  // An all-reduced gradient (stage 0) is the gradient AdamW reads.
-  trainStep.walk([&](Operation *op) {
+  // Back from what AdamW reads: an all-reduced gradient (stage 0) is a
+  // gradient before its reduction, and a bucket's members are gradients
+  // (the packed bucket itself is communication staging).
+  auto isGradient = [&](Value v) { return gradients.contains(v); };
+  for (Operation &op : llvm::reverse(entry)) {
     if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-      if (gradients.contains(reduce.getResult()))
+      if (isGradient(reduce.getResult()))
         gradients.insert(reduce.getInput());
     } else if (auto start = dyn_cast<AllReduceStartOp>(op)) {
-      if (gradients.contains(start.getWait().getResult()))
+      if (isGradient(start.getWait().getResult()))
         gradients.insert(start.getInput());
+    } else if (auto unpack = dyn_cast<UnpackOp>(op)) {
+      if (llvm::any_of(unpack.getResults(), isGradient))
+        gradients.insert(unpack.getInput());
+    } else if (auto pack = dyn_cast<PackOp>(op)) {
+      if (isGradient(pack.getResult()))
+        gradients.insert(pack.getInputs().begin(), pack.getInputs().end());
     }
-  });
+  }
 }
 
 template <typename StartOp>
@@ -480,6 +491,16 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                    {n(start.getInput())}, start.getInput());
         return success();
       })
+      .Case([&](PackOp pack) {
+        lowerPacking(pack.getResult(), pack.getInputs(), pack.getChunks(),
+                     /*intoFlat=*/true);
+        return success();
+      })
+      .Case([&](UnpackOp unpack) {
+        lowerPacking(unpack.getInput(), unpack.getResults(),
+                     unpack.getChunks(), /*intoFlat=*/false);
+        return success();
+      })
       .Case([&](WaitOp wait) {
         call(loc, "zrt_wait", {handles.lookup(wait.getFuture())});
         return success();
@@ -491,6 +512,50 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         return op->emitOpError("cannot be lowered to the runtime: no zrt "
                                "kernel implements it");
       });
+}
+
+/// zero.pack (`intoFlat`) and zero.unpack: one zrt_copy per chunk of each
+/// member. The flat buffer is zero-filled when allocated, so the padding of
+/// a member's last chunk needs no copy.
+void StepLowering::lowerPacking(Value flat, ValueRange members, int64_t chunks,
+                                bool intoFlat) {
+  Location loc = flat.getLoc();
+  // A packed bucket is communication staging; unpacked, a gathered unit is
+  // gathered copies and a reduced bucket this rank's gradient shards.
+  Value gathered = flat;
+  if (auto wait = flat.getDefiningOp<WaitOp>())
+    gathered = wait.getFuture();
+  bool fromGather =
+      gathered.getDefiningOp<AllGatherOp>() ||
+      gathered.getDefiningOp<AllGatherStartOp>();
+  if (intoFlat)
+    bufferFor(flat, ZRT_MEM_COMM);
+  else
+    for (Value member : members)
+      bufferFor(member, fromGather ? ZRT_MEM_COMM : ZRT_MEM_GRAD);
+  int64_t elementBytes =
+      (cast<RankedTensorType>(flat.getType()).getElementTypeBitWidth() + 7) /
+      8;
+  int64_t chunkStride = 0; // Elements of one chunk of the flat buffer.
+  for (Value member : members)
+    chunkStride += shardSize(getNumElements(member.getType()), chunks);
+  int64_t offsetInChunk = 0;
+  for (Value member : members) {
+    int64_t numel = getNumElements(member.getType());
+    int64_t chunk = shardSize(numel, chunks);
+    for (int64_t c = 0; c < chunks; ++c) {
+      int64_t count = std::min(chunk, numel - c * chunk);
+      if (count <= 0)
+        break;
+      Value memberPtr = rt.offsetPtr(loc, buf(member), c * chunk * elementBytes);
+      Value flatPtr = rt.offsetPtr(
+          loc, buf(flat), (c * chunkStride + offsetInChunk) * elementBytes);
+      call(loc, "zrt_copy",
+           {intoFlat ? memberPtr : flatPtr, intoFlat ? flatPtr : memberPtr,
+            rt.i64(loc, count * elementBytes)});
+    }
+    offsetInChunk += chunk;
+  }
 }
 
 void StepLowering::freeDeadValues(Operation *op) {

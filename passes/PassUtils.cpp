@@ -3,6 +3,8 @@
 
 #include "dialects/nn/NNDialect.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 
 namespace zero {
@@ -24,6 +26,20 @@ StringRef getArgString(func::FuncOp func, unsigned index, StringRef attrName) {
 
 StringRef getParamName(func::FuncOp func, unsigned index) {
   return getArgString(func, index, nn::kParamAttrName);
+}
+
+StringRef getParamUnit(StringRef paramName) {
+  size_t start = 0;
+  while (start < paramName.size()) {
+    size_t end = paramName.find('.', start);
+    if (end == StringRef::npos)
+      end = paramName.size();
+    StringRef component = paramName.slice(start, end);
+    if (!component.empty() && llvm::all_of(component, [](char c) { return llvm::isDigit(c); }))
+      return paramName.take_front(end);
+    start = end + 1;
+  }
+  return paramName;
 }
 
 int64_t getNumElements(Type type) {

@@ -56,6 +56,11 @@ llvm::StringRef getParamName(mlir::func::FuncOp func, unsigned index);
 llvm::StringRef getArgString(mlir::func::FuncOp func, unsigned index,
                              llvm::StringRef attrName);
 
+/// The unit a parameter belongs to, for bucketing and keeping gathered
+/// copies: its name up to and including the first all-digit component
+/// (`h.3.attn.c_attn.weight` -> `h.3`), or the whole name without one.
+llvm::StringRef getParamUnit(llvm::StringRef paramName);
+
 /// Element count of a statically shaped tensor type.
 int64_t getNumElements(mlir::Type type);
 

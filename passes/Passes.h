@@ -11,6 +11,9 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+#include <vector>
+
 namespace zero {
 
 #define GEN_PASS_DECL
@@ -28,6 +31,12 @@ struct StageOptions {
   /// collective blocking.
   int64_t prefetch = 1;
   int64_t maxLiveGatherBytes = 0;
+  /// zero-bucket-collectives: bytes per gradient bucket; 0 leaves every
+  /// collective of its own (no unit gathers either).
+  int64_t bucketBytes = 0;
+  /// zero-keep-gathered (stage 3): keep these units' forward gathers for the
+  /// backward; "all" alone means every unit; empty: none.
+  std::vector<std::string> keepGatheredUnits;
   /// Stop after the lowering to runtime calls (for zero-report) instead of
   /// going on to the LLVM dialect.
   bool stopAtRuntimeCalls = false;

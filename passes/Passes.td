@@ -158,6 +158,68 @@ def AccumulateGradients : Pass<"zero-accumulate-gradients", "::mlir::ModuleOp"> 
                            "::mlir::arith::ArithDialect"];
 }
 
+def KeepGathered : Pass<"zero-keep-gathered", "::mlir::ModuleOp"> {
+  let summary = "Keeps a unit's gathered parameters from forward to backward";
+  let description = [{
+    No reshard after forward, per unit (FSDP's
+    `reshard_after_forward=False`, DeepSpeed's stage-3 persistence). Input:
+    `@train_step` after `zero-insert-collectives` at stage 3, where each
+    parameter is all-gathered before its first forward use, released after
+    its last forward use, and gathered again for the backward. Output: for
+    the parameters of the chosen units, the forward's gathered copy is kept
+    (its first `zero.release` is dropped) and the backward's all-gather is
+    removed, its uses reading the kept copy. That unit then moves stage 2's
+    traffic (2 x its size instead of 3 x) and holds its whole parameters from
+    its forward to its backward.
+
+    A parameter's unit is its name up to the first all-digit component
+    (`h.3.attn.c_attn.weight` is in unit `h.3`, `model.layers.0.mlp...` in
+    `model.layers.0`); a name without one is a unit of its own. `units`
+    names the units to keep gathered; empty means every unit. Naming a unit
+    that has no parameter gathered twice is an error.
+  }];
+  let options = [
+    ListOption<"units", "units", "std::string",
+               "Units whose gathered parameters stay from forward to backward "
+               "(empty: all)">,
+  ];
+  let dependentDialects = ["::zero::sharding::ZeroDialect"];
+}
+
+def BucketCollectives : Pass<"zero-bucket-collectives", "::mlir::ModuleOp"> {
+  let summary = "Packs many small collectives into few large ones";
+  let description = [{
+    A collective costs a latency plus its bytes over the bandwidth; hundreds
+    of small ones (biases, norm gains) are latency-bound. Input:
+    `@train_step` (and `@train_apply`) with blocking collectives. Output:
+    - parameter all-gathers (stage 3) of the same unit (see
+      `zero-keep-gathered`) and the same phase (the k-th gather of each
+      parameter) become one: `zero.pack` concatenates the unit's shards, one
+      `zero.all_gather` moves them, `zero.unpack` (chunks = world size) cuts
+      out the whole parameters, where the first of the unit's gathers was;
+    - gradient reductions (reduce-scatters, and the all-reduces of stage 0)
+      are grouped in the order the backward produces them into buckets of at
+      most `bucket-bytes` bytes (a gradient larger than that is a bucket of
+      its own); each bucket is reduced by one collective as soon as its last
+      gradient exists. `zero.pack` lays a reduce-scatter's bucket out rank
+      by rank (chunks = world size), so that each rank receives its shard of
+      every gradient, and `zero.unpack` splits them before their first use.
+    Bytes moved are unchanged (every tensor keeps its own padding); results
+    are bit for bit those of the separate collectives wherever the sum over
+    ranks is taken in the same order (always at two ranks).
+    `bucket-bytes` = 0 leaves gradient reductions alone; `gather-units` =
+    false leaves gathers alone.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
+           "Bytes of whole gradients per reduction bucket (0: no buckets; "
+           "default 25 MiB, as PyTorch DDP)">,
+    Option<"gatherUnits", "gather-units", "bool", "true",
+           "Gather each unit's parameters with one collective per phase">,
+  ];
+  let dependentDialects = ["::zero::sharding::ZeroDialect"];
+}
+
 def ScheduleOverlap : Pass<"zero-schedule-overlap", "::mlir::ModuleOp"> {
   let summary = "Splits collectives into start/wait and overlaps them with compute";
   let description = [{

@@ -17,8 +17,18 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   pm.addPass(createAdamW());
   pm.addPass(createPlacement({options.stage, options.worldSize}));
   pm.addPass(createInsertCollectives());
+  if (!options.keepGatheredUnits.empty()) {
+    KeepGatheredOptions keep;
+    if (options.keepGatheredUnits != std::vector<std::string>{"all"})
+      keep.units.assign(options.keepGatheredUnits.begin(),
+                        options.keepGatheredUnits.end());
+    pm.addPass(createKeepGathered(keep));
+  }
   pm.addPass(createClipGradNorm());
   pm.addPass(createAccumulateGradients({options.microBatches}));
+  if (options.bucketBytes > 0)
+    pm.addPass(createBucketCollectives({options.bucketBytes,
+                                        /*gatherUnits=*/true}));
   if (options.prefetch >= 0)
     pm.addPass(createScheduleOverlap({options.prefetch, options.maxLiveGatherBytes,
                                       /*maxInflightReductions=*/1}));

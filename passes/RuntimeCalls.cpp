@@ -36,6 +36,13 @@ Type RuntimeCalls::ptrType() {
   return LLVM::LLVMPointerType::get(b.getContext());
 }
 
+Value RuntimeCalls::offsetPtr(Location loc, Value base, int64_t bytes) {
+  if (bytes == 0)
+    return base;
+  return LLVM::GEPOp::create(b, loc, ptrType(), b.getI8Type(), base,
+                             ArrayRef<LLVM::GEPArg>{i64(loc, bytes)});
+}
+
 Value RuntimeCalls::string(Location loc, StringRef value) {
   std::string name = ("__zrt_str_" + llvm::Twine(numStrings++)).str();
   std::string bytes = (value + llvm::Twine('\0')).str();

@@ -32,6 +32,8 @@ public:
   /// The address of a private, NUL-terminated string constant.
   mlir::Value string(mlir::Location loc, llvm::StringRef value);
   mlir::Type ptrType();
+  /// `base` advanced by `bytes` bytes.
+  mlir::Value offsetPtr(mlir::Location loc, mlir::Value base, int64_t bytes);
   mlir::Type i64Type() { return b.getI64Type(); }
 
 private:

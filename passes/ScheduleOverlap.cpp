@@ -90,13 +90,24 @@ struct ScheduleOverlapPass
       // Gathers of arguments are stage-3 parameters, worth prefetching;
       // other gathers (of updated shards) and reductions of more than a
       // scalar (gradients) are bounded.
-      bool isGather =
-          isa<AllGatherStartOp>(start) && isa<BlockArgument>(input);
+      bool isGather = isa<AllGatherStartOp>(start) &&
+                      (isa<BlockArgument>(input) || packOfArguments(input));
       bool isBounded = !isGather && resultType.getRank() > 0;
       transfers.push_back(
           {start, wait, isGather, isBounded, bytesOf(resultType)});
     }
     return transfers;
+  }
+
+  /// The zero.pack of parameter shards (a unit's bucket) that `value` is,
+  /// or null: it may move wherever its gather goes.
+  static PackOp packOfArguments(Value value) {
+    auto pack = value.getDefiningOp<PackOp>();
+    if (!pack || !llvm::all_of(pack.getInputs(), [](Value input) {
+          return isa<BlockArgument>(input);
+        }))
+      return nullptr;
+    return pack;
   }
 
   /// The wait moves down to just before the first use of its result.
@@ -143,11 +154,17 @@ struct ScheduleOverlapPass
           continue;
         Operation *start = gathers[i]->start;
         Operation *anchor = gathers[i - k]->wait;
-        Operation *producer = start->getOperand(0).getDefiningOp();
+        // A unit's bucket of shards is packed right before its gather,
+        // wherever that goes; any other input stays above its gather.
+        PackOp pack = packOfArguments(start->getOperand(0));
+        Operation *producer =
+            pack ? nullptr : start->getOperand(0).getDefiningOp();
         if (producer && anchor->isBeforeInBlock(producer))
           start->moveAfter(producer);
         else if (anchor->isBeforeInBlock(start))
           start->moveBefore(anchor);
+        if (pack)
+          pack->moveBefore(start);
         break;
       }
     }

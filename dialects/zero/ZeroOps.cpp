@@ -115,5 +115,37 @@ LogicalResult ReleaseOp::verify() {
   return success();
 }
 
+/// (C1)-(C3) of zero.pack and zero.unpack: `flat` is the packed buffer of
+/// `members` cut into `chunks` chunks each.
+static LogicalResult verifyPacking(Operation *op, int64_t chunks,
+                                   ShapedType flat, TypeRange members) {
+  if (chunks < 1)
+    return op->emitOpError("(C1) chunks must be at least 1, got ") << chunks;
+  int64_t expected = 0;
+  for (Type member : members) {
+    auto tensor = cast<ShapedType>(member);
+    if (tensor.getElementType() != flat.getElementType())
+      return op->emitOpError("(C2) every packed tensor must have element "
+                             "type ")
+             << flat.getElementType() << ", got " << member;
+    expected += chunks * shardSize(tensor.getNumElements(), chunks);
+  }
+  if (flat.getNumElements() != expected)
+    return op->emitOpError("(C3) ")
+           << members.size() << " tensors in " << chunks
+           << " chunks pack into " << expected << " elements, got " << flat;
+  return success();
+}
+
+LogicalResult PackOp::verify() {
+  return verifyPacking(*this, getChunks(), getResult().getType(),
+                       getInputs().getTypes());
+}
+
+LogicalResult UnpackOp::verify() {
+  return verifyPacking(*this, getChunks(), getInput().getType(),
+                       getResults().getTypes());
+}
+
 #define GET_OP_CLASSES
 #include "dialects/zero/ZeroOps.cpp.inc"

@@ -138,6 +138,68 @@ def Zero_ReleaseOp : Zero_Op<"release", [MemoryEffects<[MemFree]>]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Buckets: many tensors through one collective
+//===----------------------------------------------------------------------===//
+
+def Zero_PackOp : Zero_Op<"pack", [Pure]> {
+  let summary = "lays tensors out in one flat buffer, chunk by chunk";
+  let description = [{
+    Packs several tensors into one flat buffer so that one collective moves
+    them all (a bucket). Each input of N_i elements is cut into `chunks`
+    chunks of C_i = ceil(N_i / chunks) elements (the last one zero-padded);
+    the result holds chunk 0 of every input in order, then chunk 1 of every
+    input, and so on: `chunks` * sum(C_i) elements.
+
+    With `chunks` = 1 it is a plain concatenation: the shards a rank hands to
+    one all-gather of a unit's parameters, or the gradients of one
+    all-reduce. With `chunks` = the world size, chunk r of the result is
+    what rank r keeps of a reduce-scatter: its shard of every gradient.
+
+    ```mlir
+    %bucket = zero.pack %g1, %g2 chunks(2) : tensor<4x5xf32>, tensor<3xf32> -> tensor<24xf32>
+    ```
+
+    Constraints:
+    - (C1) `chunks` is at least 1.
+    - (C2) every input has the result's element type.
+    - (C3) the result has `chunks` * sum(ceil(N_i / chunks)) elements.
+  }];
+  let arguments = (ins Variadic<Zero_AnyTensor>:$inputs, I64Attr:$chunks);
+  let results = (outs Zero_Shard:$result);
+  let assemblyFormat = [{
+    $inputs `chunks` `(` $chunks `)` attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_UnpackOp : Zero_Op<"unpack", [Pure]> {
+  let summary = "the tensors a zero.pack laid out, back from a flat buffer";
+  let description = [{
+    The inverse of `zero.pack` with the same `chunks`: result i (N_i
+    elements) is its C_i-element chunk from each of the `chunks` chunks of
+    the input, concatenated, without the padding. After an all-gather of
+    packed shards (`chunks` = world size) the results are the whole
+    parameters; after a reduce-scatter of a packed bucket (`chunks` = 1)
+    they are this rank's shard of each gradient.
+
+    ```mlir
+    %w, %b = zero.unpack %gathered chunks(2) : tensor<24xf32> -> tensor<4x5xf32>, tensor<3xf32>
+    ```
+
+    Constraints:
+    - (C1) `chunks` is at least 1.
+    - (C2) every result has the input's element type.
+    - (C3) the input has `chunks` * sum(ceil(N_i / chunks)) elements.
+  }];
+  let arguments = (ins Zero_Shard:$input, I64Attr:$chunks);
+  let results = (outs Variadic<Zero_AnyTensor>:$results);
+  let assemblyFormat = [{
+    $input `chunks` `(` $chunks `)` attr-dict `:` type($input) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Asynchronous collectives
 //===----------------------------------------------------------------------===//
 

@@ -96,6 +96,19 @@ cl::opt<int64_t> maxLiveGatherBytes(
     cl::desc("Overlap: cap on the bytes of prefetched gathered parameters "
              "in flight (0: no cap)"),
     cl::value_desc("bytes"), cl::init(0), cl::cat(zeroCategory));
+cl::opt<int64_t> bucketBytes(
+    "bucket-bytes",
+    cl::desc("Bucketing: reduce gradients in buckets of this many bytes and "
+             "gather each unit's (transformer block's) parameters with one "
+             "collective (0, the default: one collective per tensor; "
+             "26214400 = 25 MiB is PyTorch DDP's bucket)"),
+    cl::value_desc("bytes"), cl::init(0), cl::cat(zeroCategory));
+cl::list<std::string> keepGathered(
+    "keep-gathered",
+    cl::desc("Stage 3: keep these units' parameters gathered from forward "
+             "to backward (no reshard after forward); 'all' for every unit, "
+             "else names like h.0,h.11"),
+    cl::value_desc("all|unit,..."), cl::CommaSeparated, cl::cat(zeroCategory));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory of libzrt.so and libzrt_main.a for linking"),
@@ -157,9 +170,26 @@ FailureOr<zero::StageOptions> resolveStageOptions() {
          "negative");
     return failure();
   }
+  if (bucketBytes < 0) {
+    fail("--bucket-bytes must not be negative, got " +
+         llvm::Twine(bucketBytes.getValue()));
+    return failure();
+  }
+  if (!keepGathered.empty() && stageValue != 3) {
+    fail("--keep-gathered keeps stage 3's gathered parameters from forward "
+         "to backward; at --stage=" + llvm::Twine(stageValue) +
+         " parameters are never resharded");
+    return failure();
+  }
+  if (llvm::is_contained(keepGathered, "all") && keepGathered.size() > 1) {
+    fail("--keep-gathered=all already names every unit; do not list others");
+    return failure();
+  }
   zero::StageOptions options{stageValue, worldSizeValue, gradAccum};
   options.prefetch = prefetchFlag;
   options.maxLiveGatherBytes = maxLiveGatherBytes;
+  options.bucketBytes = bucketBytes;
+  options.keepGatheredUnits.assign(keepGathered.begin(), keepGathered.end());
   return options;
 }
 

@@ -113,3 +113,36 @@ func.func @all_reduce_start_c2(%x: tensor<4xf32>) -> tensor<5xf32> {
   %y = zero.wait %f : !zero.future<tensor<5xf32>>
   return %y : tensor<5xf32>
 }
+
+// -----
+
+func.func @pack_c1(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'zero.pack' op (C1) chunks must be at least 1, got 0}}
+  %p = zero.pack %x chunks(0) : tensor<4xf32> -> tensor<4xf32>
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+func.func @pack_c2(%x: tensor<4xf32>, %y: tensor<2xbf16>) -> tensor<6xf32> {
+  // expected-error @+1 {{'zero.pack' op (C2) every packed tensor must have element type 'f32', got 'tensor<2xbf16>'}}
+  %p = zero.pack %x, %y chunks(1) : tensor<4xf32>, tensor<2xbf16> -> tensor<6xf32>
+  return %p : tensor<6xf32>
+}
+
+// -----
+
+func.func @pack_c3(%x: tensor<5xf32>, %y: tensor<3xf32>) -> tensor<8xf32> {
+  // Each tensor is padded to whole chunks: 2 * (3 + 2) = 10 elements.
+  // expected-error @+1 {{'zero.pack' op (C3) 2 tensors in 2 chunks pack into 10 elements, got 'tensor<8xf32>'}}
+  %p = zero.pack %x, %y chunks(2) : tensor<5xf32>, tensor<3xf32> -> tensor<8xf32>
+  return %p : tensor<8xf32>
+}
+
+// -----
+
+func.func @unpack_c3(%flat: tensor<9xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'zero.unpack' op (C3) 1 tensors in 2 chunks pack into 6 elements, got 'tensor<9xf32>'}}
+  %u = zero.unpack %flat chunks(2) : tensor<9xf32> -> tensor<5xf32>
+  return %u : tensor<5xf32>
+}

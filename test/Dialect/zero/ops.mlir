@@ -45,3 +45,15 @@ func.func @async(%w_shard: tensor<95xf32>, %g: tensor<19x20xbf16>, %l: tensor<f3
   %ls = zero.wait %a : !zero.future<tensor<f32>>
   return %w, %gs, %ls : tensor<19x20xf32>, tensor<95xbf16>, tensor<f32>
 }
+
+// A bucket: two gradients laid out rank by rank for a reduce-scatter over 2
+// ranks (ceil(20/2) + ceil(3/2) = 12 elements per chunk), and the shards
+// it returns split back.
+// CHECK-LABEL: func @buckets
+func.func @buckets(%g1: tensor<4x5xf32>, %g2: tensor<3xf32>, %s: tensor<12xf32>) -> (tensor<24xf32>, tensor<10xf32>, tensor<2xf32>) {
+  // CHECK: zero.pack %{{.*}}, %{{.*}} chunks(2) : tensor<4x5xf32>, tensor<3xf32> -> tensor<24xf32>
+  %b = zero.pack %g1, %g2 chunks(2) : tensor<4x5xf32>, tensor<3xf32> -> tensor<24xf32>
+  // CHECK: zero.unpack %{{.*}} chunks(1) : tensor<12xf32> -> tensor<10xf32>, tensor<2xf32>
+  %u:2 = zero.unpack %s chunks(1) : tensor<12xf32> -> tensor<10xf32>, tensor<2xf32>
+  return %b, %u#0, %u#1 : tensor<24xf32>, tensor<10xf32>, tensor<2xf32>
+}
