@@ -76,7 +76,7 @@ struct KeepGatheredPass : zero::impl::KeepGatheredBase<KeepGatheredPass> {
     llvm::StringSet<> chosen;
     for (const std::string &unit : units) {
       if (!byUnit.count(unit)) {
-        InFlightDiagnostic diag = trainStep.emitError()
+        InFlightDiagnostic diag = emitError(trainStep.getLoc())
                                   << getArgument() << ": unit '" << unit
                                   << "' has no parameter gathered for both "
                                      "forward and backward";
