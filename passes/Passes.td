@@ -270,6 +270,26 @@ def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def PlanMemory : Pass<"zero-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Gives every buffer an offset in a per-rank arena per category";
+  let description = [{
+    Input: the module after `zero-lower-to-runtime` and canonicalize. From
+    the order of the calls it takes each buffer's live interval: a
+    `zrt_alloc` lives until its `zrt_free`, the staging copy of a padded
+    collective from its start to its `zrt_wait`. Buffers of the same
+    category (param, grad, optimizer, activation, comm, data) live at the
+    same time get disjoint `alignment`-aligned ranges of that category's
+    arena, placed greedily by size. Output: each `zrt_alloc` call carries
+    `zero.arena_offset` (a staging collective `zero.staging_offset`) and each
+    lowered function `zero.arena_bytes`, the arena size per category, which
+    `zero-report` prints next to the peak of live bytes.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "64",
+           "Alignment of every offset (a power of two; libzrt aligns to 64)">,
+  ];
+}
+
 def Report : Pass<"zero-report", "::mlir::ModuleOp"> {
   let summary = "Predicts each rank's peak memory and traffic per step";
   let description = [{

@@ -36,6 +36,7 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   // Hoists and merges the constants of the runtime calls, so that the
   // lowered program reads as a list of calls.
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createPlanMemory());
   if (options.stopAtRuntimeCalls)
     return;
   pm.addPass(createConvertFuncToLLVMPass());

@@ -48,6 +48,13 @@ struct Ledger {
   }
 };
 
+/// Arena sizes per category: the arguments, and the temporaries as
+/// zero-plan-memory laid them out (absent when it did not run).
+struct Arenas {
+  bool planned = false;
+  std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> persistent{}, transient{};
+};
+
 /// The model and placement facts the formulas need.
 struct Model {
   int64_t worldSize = 1, stage = 0, microBatches = 1;
@@ -87,15 +94,29 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     Model model;
     if (failed(replayDescribe(describe, ledger, model)))
       return signalPassFailure();
+    // Argument buffers live for the whole run; the temporaries of the step
+    // and of the apply function share one arena per category (they never
+    // run at once), of the size zero-plan-memory planned.
+    Arenas arenas;
+    arenas.persistent = ledger.current;
+    for (func::FuncOp body : {step, apply})
+      if (body)
+        if (auto planned =
+                body->getAttrOfType<DenseI64ArrayAttr>("zero.arena_bytes")) {
+          arenas.planned = true;
+          for (auto [c, bytes] : llvm::enumerate(planned.asArrayRef()))
+            if (c < ZRT_MEM_NUM_CATEGORIES)
+              arenas.transient[c] = std::max(arenas.transient[c], bytes);
+        }
     for (int64_t micro = 0; micro < model.microBatches; ++micro)
       if (failed(replayBody(step, ledger, model)))
         return signalPassFailure();
     if (apply && failed(replayBody(apply, ledger, model)))
       return signalPassFailure();
     if (format == "json")
-      printJson(ledger, model);
+      printJson(ledger, model, arenas);
     else
-      printTable(ledger, model);
+      printTable(ledger, model, arenas);
   }
 
   /// The argument buffers the runtime allocates before the first step.
@@ -236,7 +257,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                         : std::make_pair(std::string("2 Psi"), 2 * psi);
   }
 
-  void printTable(const Ledger &l, const Model &m) {
+  void printTable(const Ledger &l, const Model &m, const Arenas &a) {
     llvm::raw_ostream &os = llvm::outs();
     os << llvm::formatv("zero-opt report: ZeRO stage {0}, world size {1}, {2} "
                         "micro-batch(es) per step, Psi = {3} parameters of "
@@ -253,6 +274,19 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     os << llvm::formatv("  model states (param + grad + optimizer) {0}; ZeRO "
                         "formula {1} = {2:F0}\n",
                         states, memText, memValue);
+    if (a.planned) {
+      os << "planned arenas per rank (bytes; arguments + temporaries at "
+            "their planned offsets):\n";
+      int64_t total = 0;
+      for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c) {
+        int64_t bytes = a.persistent[c] + a.transient[c];
+        total += bytes;
+        os << llvm::formatv("  {0,-12} {1,16} = {2} + {3}\n",
+                            kCategoryNames[c], bytes, a.persistent[c],
+                            a.transient[c]);
+      }
+      os << llvm::formatv("  {0,-12} {1,16}\n", "total", total);
+    }
     os << "predicted traffic per rank per step (bytes, calls):\n";
     int64_t total = 0;
     for (int k = 0; k < NumCollectives; ++k) {
@@ -267,8 +301,12 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                         trafficValue);
   }
 
-  void printJson(const Ledger &l, const Model &m) {
-    llvm::json::Object memory, traffic, calls;
+  void printJson(const Ledger &l, const Model &m, const Arenas &a) {
+    llvm::json::Object memory, traffic, calls, arenas;
+    if (a.planned)
+      for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+        arenas[kCategoryNames[c]] = llvm::json::Object{
+            {"arguments", a.persistent[c]}, {"temporaries", a.transient[c]}};
     for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
       memory[kCategoryNames[c]] = l.peak[c];
     memory["total"] = l.peakTotal;
@@ -285,6 +323,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         {"parameters", m.numParams},
         {"parameter_bytes", m.paramBytes},
         {"peak_memory_bytes", std::move(memory)},
+        {"planned_arena_bytes", std::move(arenas)},
         {"traffic_bytes_per_step", std::move(traffic)},
         {"collective_calls_per_step", std::move(calls)},
         {"zero_formulas",
