@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Overlap benchmark: GPT-2 (124M) at ZeRO stage 3 with prefetch off and on.
+"""Overlap benchmark: GPT-2 (124M) at ZeRO stage 3 with prefetch off and on,
+and with prefetch and bucketing.
 
   python3 bench/overlap.py [--ranks 2] [--steps 4] [--out bench/results/overlap.md]
 
@@ -43,12 +44,13 @@ def machine():
             f"{platform.system()} {platform.release()}, commit {commit}")
 
 
-def run(variant, prefetch, options, work):
+def run(variant, prefetch, options, work, extra=()):
     exe = os.path.join(work, f"gpt2-{variant}")
     sh([os.path.join(ROOT, "build/bin/zero-opt"), "--model=gpt2",
         "--precision=bf16", f"--batch={options.batch}",
         f"--seq-len={options.seq_len}", "--stage=3",
-        f"--world-size={options.ranks}", f"--prefetch={prefetch}", "-o", exe])
+        f"--world-size={options.ranks}", f"--prefetch={prefetch}", *extra,
+        "-o", exe])
     # Ranks and their communication threads share the cores: an idle MPI
     # progress loop must yield rather than spin against the kernels.
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
@@ -85,6 +87,10 @@ def main():
         os.path.join(work, "shakespeare")])
     off = run("prefetch-off", -1, options, work)
     on = run("prefetch-on", 1, options, work)
+    # One all-gather per transformer block and 25 MiB gradient buckets
+    # (PyTorch DDP's default) on top of prefetch.
+    bucketed = run("prefetch-bucketed", 1, options, work,
+                   ["--bucket-bytes=26214400"])
     command = (f"python3 bench/overlap.py --ranks {options.ranks} --steps "
                f"{options.steps} --batch {options.batch} --seq-len {options.seq_len}")
     lines = [
@@ -100,12 +106,17 @@ def main():
         "share the machine's cores.", "",
         "| run | step time (ms) | collective time (ms) | exposed (ms) | hidden |",
         "|---|---|---|---|---|"]
-    for name, (step, exposed, total) in (("prefetch off (blocking)", off),
-                                         ("prefetch on (async, distance 1)", on)):
+    for name, (step, exposed, total) in (
+            ("prefetch off (blocking)", off),
+            ("prefetch on (async, distance 1)", on),
+            ("prefetch on + bucketing (block gathers, 25 MiB buckets)",
+             bucketed)):
         lines.append(f"| {name} | {step:.1f} | {total:.1f} | {exposed:.1f} | "
                      f"{100 * (1 - exposed / total):.1f}% |")
     lines += ["", f"Step time on / off: {on[0] / off[0]:.3f}; exposed "
-              f"communication on / off: {on[1] / off[1]:.3f}."]
+              f"communication on / off: {on[1] / off[1]:.3f}; step time "
+              f"bucketed / off: {bucketed[0] / off[0]:.3f}, exposed "
+              f"communication bucketed / off: {bucketed[1] / off[1]:.3f}."]
     text = "\n".join(lines) + "\n"
     os.makedirs(os.path.dirname(options.out), exist_ok=True)
     with open(options.out, "w") as f:
