@@ -3,6 +3,7 @@
 #include "core/batches.h"
 #include "core/check.h"
 #include "core/convert.h"
+#include "core/device.h"
 #include "core/program.h"
 
 #include <climits>
@@ -29,44 +30,62 @@ void Batches::fillClassify(int64_t step, const std::vector<void *> &buffers) {
   std::vector<float> features(rows * numFeatures);
   std::vector<int32_t> spareLabels(rows);
   int32_t *labels = spareLabels.data();
+  std::unique_ptr<HostBuffer> labelsBuffer;
   for (size_t i = 0; i < buffers.size(); ++i)
-    if (ctx->args[i].role == ZRT_ROLE_LABELS)
-      labels = (int32_t *)buffers[i];
+    if (ctx->args[i].role == ZRT_ROLE_LABELS) {
+      labelsBuffer = std::make_unique<HostBuffer>(ctx, buffers[i], rows * 4,
+                                                  /*load=*/false);
+      labels = (int32_t *)labelsBuffer->data();
+    }
   int64_t firstSample = step * ctx->program.globalBatch + ctx->rank * rows;
   synthetic->fill(firstSample, rows, features.data(), labels);
+  if (labelsBuffer)
+    labelsBuffer->flush();
   for (size_t i = 0; i < buffers.size(); ++i)
     if (ctx->args[i].role == ZRT_ROLE_FEATURES)
-      storeFloats(ctx->args[i].dtype, features.data(), buffers[i], 0,
-                  features.size());
+      storeFloatsTo(ctx, ctx->args[i].dtype, features.data(), buffers[i], 0,
+                    features.size());
 }
 
 void Batches::fillLm(int64_t step, const std::vector<void *> &buffers) {
+  int64_t rows = localBatch(ctx);
+  int64_t bytes = rows * ctx->program.seqLen * 4;
+  std::unique_ptr<HostBuffer> hosts[3];
   int32_t *slots[3] = {nullptr, nullptr, nullptr};
   for (size_t i = 0; i < buffers.size(); ++i) {
     int32_t role = ctx->args[i].role;
-    if (role >= ZRT_ROLE_TOKENS && role <= ZRT_ROLE_POSITIONS)
-      slots[role - ZRT_ROLE_TOKENS] = (int32_t *)buffers[i];
+    if (role >= ZRT_ROLE_TOKENS && role <= ZRT_ROLE_POSITIONS) {
+      int32_t slot = role - ZRT_ROLE_TOKENS;
+      hosts[slot] = std::make_unique<HostBuffer>(ctx, buffers[i], bytes,
+                                                 /*load=*/false);
+      slots[slot] = (int32_t *)hosts[slot]->data();
+    }
   }
-  int64_t rows = localBatch(ctx);
   tokens.fill(step, ctx->rank * rows, rows, ctx->program.globalBatch,
               ctx->program.seqLen, slots[0], slots[1], slots[2]);
+  for (auto &host : hosts)
+    if (host)
+      host->flush();
 }
 
 void Batches::fill(int64_t step, int64_t micro,
                    const std::vector<void *> &buffers, const Options &options) {
   for (size_t i = 0; i < buffers.size(); ++i) {
-    float *scalar = (float *)buffers[i];
+    float scalar;
     switch (ctx->args[i].role) {
     case ZRT_ROLE_LR:
-      *scalar = options.lr;
+      scalar = options.lr;
       break;
     case ZRT_ROLE_STEP:
-      *scalar = (float)(step + 1);
+      scalar = (float)(step + 1);
       break;
     case ZRT_ROLE_MAX_NORM:
-      *scalar = options.clipGradNorm;
+      scalar = options.clipGradNorm;
       break;
+    default:
+      continue;
     }
+    copyToDevice(ctx, buffers[i], &scalar, sizeof(scalar));
   }
   int64_t batchIndex = step * ctx->program.microBatches + micro;
   if (synthetic)
@@ -81,9 +100,10 @@ void Batches::printRows(int64_t step, const ArgDesc &arg, const void *buffer) {
     fatal("--dump-batch: argument '%s' is too large to gather",
           arg.name.c_str());
   std::vector<char> all(ctx->rank == 0 ? bytes * ctx->worldSize : 0);
+  HostBuffer host(ctx, const_cast<void *>(buffer), bytes, /*load=*/true);
   quiesceComm(ctx);
-  ZRT_MPI_CHECK(MPI_Gather(buffer, (int)bytes, MPI_BYTE, all.data(), (int)bytes,
-                           MPI_BYTE, 0, ctx->comm));
+  ZRT_MPI_CHECK(MPI_Gather(host.data(), (int)bytes, MPI_BYTE, all.data(),
+                           (int)bytes, MPI_BYTE, 0, ctx->comm));
   if (ctx->rank != 0)
     return;
   int64_t rows = ctx->program.globalBatch;

@@ -4,6 +4,7 @@
 #include "core/agree.h"
 #include "core/check.h"
 #include "core/convert.h"
+#include "core/device.h"
 #include "core/program.h"
 #include "core/safetensors.h"
 #include "core/tokens.h"
@@ -65,7 +66,8 @@ static std::string loadSlice(const zrt_context *ctx, int fd,
       return "cannot read tensor '" + tensor.name + "' of '" + file.path +
              "' at byte " + str(offset);
     widen(tensor.dtype, raw.data(), n, values.data());
-    storeFloats(arg.dtype, values.data(), buffer, first - slice.first, n);
+    storeFloatsTo(ctx, arg.dtype, values.data(), buffer, first - slice.first,
+                  n);
   }
   return "";
 }
@@ -214,8 +216,11 @@ static void saveTensor(zrt_context *ctx, Writer &writer, int64_t dataStart,
   int64_t numel = arg.numel(), bytes = dtypeBytes(arg.dtype);
   int64_t where = dataStart + item.tensor.begin;
   if (!arg.sharded || ctx->worldSize == 1) {
-    if (ctx->rank == 0)
-      writer.write(where, buffer, numel * bytes);
+    if (ctx->rank == 0) {
+      HostBuffer host(ctx, const_cast<void *>(buffer), numel * bytes,
+                      /*load=*/true);
+      writer.write(where, host.data(), numel * bytes);
+    }
     return;
   }
   int64_t s = shardNumel(numel, ctx->worldSize);
@@ -225,9 +230,11 @@ static void saveTensor(zrt_context *ctx, Writer &writer, int64_t dataStart,
     staging.resize(ctx->worldSize * std::min(per, s) * bytes);
   for (int64_t k = 0; k < s; k += per) {
     int64_t n = std::min(per, s - k);
-    ZRT_MPI_CHECK(MPI_Gather((const char *)buffer + k * bytes, (int)(n * bytes),
-                             MPI_BYTE, staging.data(), (int)(n * bytes),
-                             MPI_BYTE, 0, ctx->comm));
+    HostBuffer part(ctx, (char *)const_cast<void *>(buffer) + k * bytes,
+                    n * bytes, /*load=*/true);
+    ZRT_MPI_CHECK(MPI_Gather(part.data(), (int)(n * bytes), MPI_BYTE,
+                             staging.data(), (int)(n * bytes), MPI_BYTE, 0,
+                             ctx->comm));
     if (ctx->rank != 0)
       continue;
     for (int r = 0; r < ctx->worldSize; ++r) {

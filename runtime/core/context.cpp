@@ -58,7 +58,9 @@ void quiesceComm(zrt_context *ctx) { ctx->commQueue->drain(); }
 /// A program that starts a collective and never waits for it may have
 /// touched its buffers while it ran; say so rather than let it pass quietly.
 static void warnUnwaited(zrt_context *ctx) {
-  std::vector<int64_t> handles = ctx->commQueue->unwaited();
+  std::vector<int64_t> handles = ctx->deviceRuntime
+                                     ? ctx->deviceRuntime->unwaited()
+                                     : ctx->commQueue->unwaited();
   if (handles.empty())
     return;
   std::string list;
@@ -77,11 +79,21 @@ void destroyContext(zrt_context *ctx) {
     return;
   // The queued collectives are ones every rank started: run them, so the
   // other ranks are not left waiting, before the thread and MPI go away.
+  // On a device they are already queued on its stream: wait for them there.
   ctx->commQueue->drain();
+  if (ctx->deviceRuntime)
+    ctx->deviceRuntime->synchronize();
   warnUnwaited(ctx);
   ctx->commQueue.reset();
-  for (auto &entry : ctx->allocations)
-    std::free(entry.first);
+  for (auto &entry : ctx->allocations) {
+    if (ctx->deviceRuntime)
+      ctx->deviceRuntime->release(entry.first);
+    else
+      std::free(entry.first);
+  }
+  ctx->allocations.clear();
+  ctx->device = nullptr;
+  ctx->deviceRuntime.reset();
   if (ctx->comm != MPI_COMM_NULL)
     ZRT_MPI_CHECK(MPI_Comm_free(&ctx->comm));
   delete ctx;

@@ -9,6 +9,7 @@
 #ifndef ZRT_CORE_CONTEXT_H
 #define ZRT_CORE_CONTEXT_H
 
+#include "core/device.h"
 #include "zero/zrt.h"
 
 #include <mpi.h>
@@ -105,6 +106,12 @@ struct zrt_context {
   std::unique_ptr<zrt::CommQueue> commQueue;
   /// Set by --trace before the first step; null otherwise.
   std::unique_ptr<zrt::Tracer> tracer;
+  /// The kernels of the device the context runs on (ZRT_ON_DEVICE); null:
+  /// the CPU backend. Set with deviceRuntime by the backend (core/device.h).
+  const zrt::DeviceKernels *device = nullptr;
+  /// The device's memory, host transfers, synchronisation and collectives;
+  /// null on the CPU.
+  std::unique_ptr<zrt::DeviceRuntime> deviceRuntime;
 };
 
 namespace zrt {

@@ -16,6 +16,7 @@
 #include "core/check.h"
 #include "core/checkpoint.h"
 #include "core/context.h"
+#include "core/device.h"
 #include "core/flags.h"
 #include "core/ledger.h"
 #include "core/program.h"
@@ -108,18 +109,31 @@ static float runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
   Tracer *tracer = ctx->tracer.get();
   int64_t traceBegin = tracer ? tracer->now() : 0;
   // Each micro-batch's loss is its share of the step's mean.
+  // On a device the program writes its loss into device memory (with
+  // zrt_copy) and the kernels run asynchronously: the time includes waiting
+  // for them, and the loss is read back once they are done.
+  DeviceRuntime *device = ctx->deviceRuntime.get();
   float loss = 0;
   for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
     batches.fill(step, micro, buffers, options);
     float microLoss = 0;
+    float *lossOut = &microLoss;
+    if (device) {
+      lossOut = (float *)device->lossSlot();
+      copyToDevice(ctx, lossOut, &microLoss, sizeof(float));
+    }
     double start = wallSeconds();
-    stepFn(ctx, buffers.data(), &microLoss);
+    stepFn(ctx, buffers.data(), lossOut);
+    synchronizeDevice(ctx);
     seconds += wallSeconds() - start;
+    if (device)
+      copyToHost(ctx, &microLoss, lossOut, sizeof(float));
     loss += microLoss;
   }
   if (applyFn) {
     double start = wallSeconds();
     applyFn(ctx, buffers.data());
+    synchronizeDevice(ctx);
     seconds += wallSeconds() - start;
   }
   if (tracer)
@@ -181,6 +195,11 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   error = checkFlagsForTask(ctx, options);
   if (!error.empty())
     leaveAll(ctx, error, ExitBadFlags);
+  // Before anything is allocated: the backend owns the memory.
+  std::string banner;
+  error = selectDevice(ctx, options.device, banner);
+  if (!error.empty())
+    leaveAll(ctx, error, ExitBadFlags);
 
   if (!options.trace.empty()) {
     error = agreeOnError(ctx, ctx->rank == 0 ? checkTracePath(options.trace)
@@ -188,6 +207,8 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
     if (!error.empty())
       leaveAll(ctx, error, ExitFailed);
   }
+  if (ctx->rank == 0)
+    std::printf("%s\n", banner.c_str());
   printProgram(ctx);
   Batches batches(ctx, options.seed);
   if (!options.data.empty()) {

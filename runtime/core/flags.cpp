@@ -38,6 +38,10 @@ std::string usage(const char *program) {
          "                       kernels and collectives (ui.perfetto.dev) "
          "and\n"
          "                       print how much collective time was exposed\n"
+         "  --device=D           where the kernels run: auto (default),\n"
+         "                       cpu or cuda (one GPU per rank); auto is\n"
+         "                       cuda when libzrt has the CUDA backend and\n"
+         "                       every rank has a GPU of its own\n"
          "  --quiet-memory       do not print the memory and traffic ledger\n"
          "  --help               print this text and exit\n";
 }
@@ -86,7 +90,19 @@ static bool isPathFlag(const std::string &flag) {
 
 static bool isValueFlag(const std::string &flag) {
   return flag == "--steps" || flag == "--lr" || flag == "--seed" ||
-         flag == "--clip-grad-norm" || isPathFlag(flag);
+         flag == "--clip-grad-norm" || flag == "--device" || isPathFlag(flag);
+}
+
+static bool parseDevice(const std::string &text, DeviceChoice &out) {
+  if (text == "auto")
+    out = DeviceChoice::Auto;
+  else if (text == "cpu")
+    out = DeviceChoice::Cpu;
+  else if (text == "cuda")
+    out = DeviceChoice::Cuda;
+  else
+    return false;
+  return true;
 }
 
 /// Applies one flag that takes a value; false with `error` set otherwise.
@@ -111,6 +127,9 @@ static bool applyValue(const std::string &flag, const std::string &value,
   } else if (flag == "--steps") {
     ok = parseInt(value, 0, options.steps);
     expected = "a non-negative integer";
+  } else if (flag == "--device") {
+    ok = parseDevice(value, options.device);
+    expected = "auto, cpu or cuda";
   } else if (flag == "--lr") {
     ok = parseNonNegative(value, options.lr);
     expected = "a non-negative number";

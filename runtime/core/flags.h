@@ -2,6 +2,8 @@
 #ifndef ZRT_CORE_FLAGS_H
 #define ZRT_CORE_FLAGS_H
 
+#include "core/device.h"
+
 #include <cstdint>
 #include <string>
 
@@ -17,6 +19,7 @@ struct Options {
   std::string initFrom; // safetensors to load parameters from
   std::string save;     // safetensors to write after the last step
   std::string trace;    // Chrome trace JSON to write after the last step
+  DeviceChoice device = DeviceChoice::Auto; // --device
   bool quietMemory = false;
   bool help = false;
   /// Hidden, for tests: print the batches of the first --steps steps as

@@ -24,6 +24,12 @@ void printLedger(zrt_context *ctx) {
   values.push_back(maxOverRanks(ctx, ledger.peakTotal));
   for (int k = 0; k < NumCollectiveKinds; ++k)
     values.push_back(maxOverRanks(ctx, ctx->collectives.bytes[k]));
+  // A device backend's own memory (GEMM workspace, scratch) is none of the
+  // compiler's categories: shown apart, so that those stay comparable with
+  // its predictions. Every rank runs the same backend, so all reduce or none.
+  int64_t workspace = 0;
+  if (ctx->deviceRuntime)
+    workspace = maxOverRanks(ctx, ctx->deviceRuntime->workspaceBytes());
   if (ctx->rank != 0)
     return;
   std::printf("memory and traffic per rank (max over %d ranks):\n",
@@ -33,6 +39,10 @@ void printLedger(zrt_context *ctx) {
                 (long long)values[c]);
   std::printf("memory peak total: %lld bytes\n",
               (long long)values[ZRT_MEM_NUM_CATEGORIES]);
+  if (ctx->deviceRuntime)
+    std::printf("memory runtime workspace: %lld bytes (device backend, not "
+                "in the categories above)\n",
+                (long long)workspace);
   int64_t total = 0;
   for (int k = 0; k < NumCollectiveKinds; ++k) {
     int64_t bytes = values[ZRT_MEM_NUM_CATEGORIES + 1 + k];

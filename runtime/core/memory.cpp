@@ -7,6 +7,10 @@
 // The communication thread allocates and frees collective staging (charged
 // when the collective runs) while the main thread allocates, hence the lock.
 //
+// On a device (core/device.h) the memory is the backend's, zero-filled by
+// it, and the ledger is charged exactly as on the CPU, so the compiler's
+// predictions are checked alike on both backends.
+//
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
@@ -38,8 +42,11 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
   // still gets a unique pointer so that zrt_free can find it.
   int64_t rounded = std::max<int64_t>(kAlignment, (bytes + kAlignment - 1) /
                                                       kAlignment * kAlignment);
-  void *ptr =
-      rounded < bytes ? nullptr : std::aligned_alloc(kAlignment, rounded);
+  // On a device, the backend's allocator (zero-filled device memory).
+  DeviceRuntime *device = ctx->deviceRuntime.get();
+  void *ptr = rounded < bytes ? nullptr
+              : device        ? device->allocate(rounded)
+                              : std::aligned_alloc(kAlignment, rounded);
   if (!ptr) {
     std::lock_guard<std::mutex> lock(ctx->memoryMutex);
     fatal("zrt_alloc: out of memory allocating %lld bytes (category %s; "
@@ -47,7 +54,8 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
           (long long)bytes, categoryName(category),
           (long long)ctx->ledger.currentTotal);
   }
-  std::memset(ptr, 0, rounded);
+  if (!device)
+    std::memset(ptr, 0, rounded);
   std::lock_guard<std::mutex> lock(ctx->memoryMutex);
   ctx->allocations[ptr] = {bytes, category};
   charge(ctx->ledger, category, bytes);
@@ -64,5 +72,8 @@ extern "C" void zrt_free(zrt_context *ctx, void *ptr) {
           ptr);
   charge(ctx->ledger, it->second.category, -it->second.bytes);
   ctx->allocations.erase(it);
-  std::free(ptr);
+  if (ctx->deviceRuntime)
+    ctx->deviceRuntime->release(ptr);
+  else
+    std::free(ptr);
 }

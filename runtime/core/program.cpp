@@ -8,6 +8,7 @@
 
 #include "core/program.h"
 #include "core/convert.h"
+#include "core/device.h"
 #include "core/init.h"
 
 #include <algorithm>
@@ -290,7 +291,7 @@ void initParams(zrt_context *ctx, const std::vector<void *> &buffers,
       scratch.resize(n);
       initParamSlice(arg.name.c_str(), param.init, param.initScale, seed,
                      arg.numel(), slice.first + done, n, scratch.data());
-      storeFloats(arg.dtype, scratch.data(), buffers[i], done, n);
+      storeFloatsTo(ctx, arg.dtype, scratch.data(), buffers[i], done, n);
     }
   }
 }

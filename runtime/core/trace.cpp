@@ -222,6 +222,12 @@ static void printExposure(zrt_context *ctx) {
   std::printf("comm exposed: %.3f ms of %.3f ms collective time not hidden "
               "behind compute (%.1f%%)\n",
               exposed, total, total > 0 ? 100.0 * exposed / total : 0.0);
+  // On a device the host only launches: the slices time the launches, and
+  // the line above compares launch times, not the device's execution.
+  if (ctx->deviceRuntime)
+    std::printf("trace: on the GPU, kernel and collective slices are host "
+                "launch times (the GPU runs them asynchronously), not GPU "
+                "execution times\n");
   std::fflush(stdout);
 }
 

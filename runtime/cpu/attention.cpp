@@ -161,6 +161,8 @@ extern "C" void zrt_attention(zrt_context *ctx, int32_t dtype, const void *q,
                               int64_t batch, int64_t seq, int64_t heads,
                               int64_t kvHeads, int64_t headDim) {
   TraceScope trace(ctx, "attention");
+  ZRT_ON_DEVICE(attention, ctx, dtype, q, k, v, out, batch, seq, heads, kvHeads,
+                headDim);
   const char *kernel = "zrt_attention";
   Layout l = makeLayout(kernel, batch, seq, heads, kvHeads, headDim);
   FloatInput q32(kernel, dtype, q, l.qNumel());
@@ -178,6 +180,8 @@ extern "C" void zrt_attention_grad(zrt_context *ctx, int32_t dtype,
                                    int64_t heads, int64_t kvHeads,
                                    int64_t headDim) {
   TraceScope trace(ctx, "attention_grad");
+  ZRT_ON_DEVICE(attention_grad, ctx, dtype, q, k, v, dout, dq, dk, dv, batch,
+                seq, heads, kvHeads, headDim);
   const char *kernel = "zrt_attention_grad";
   Layout l = makeLayout(kernel, batch, seq, heads, kvHeads, headDim);
   FloatInput q32(kernel, dtype, q, l.qNumel());

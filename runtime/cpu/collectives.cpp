@@ -18,6 +18,10 @@
 // communication thread (comm_queue.h). The blocking forms are a start and
 // a wait, so that collectives of both forms keep one order on every rank.
 //
+// On a context attached to a device (core/device.h) the checks, the counts
+// and the staging are these same ones, so the ledger is identical on both
+// backends; only the transport differs (DeviceRuntime: NCCL on CUDA).
+//
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
@@ -194,12 +198,29 @@ static int64_t rememberStaging(zrt_context *ctx, int64_t handle,
   return handle;
 }
 
+/// On a device (core/device.h) the collective is handed to the backend's
+/// transport instead of the queue; with --trace its slice on the comm track
+/// spans the launch on the host (the device runs it asynchronously).
+template <typename Start>
+static int64_t startOnDevice(zrt_context *ctx, CollectiveKind kind,
+                             int64_t tensorBytes, int64_t countedBytes,
+                             Start start) {
+  Tracer *tracer = ctx->tracer.get();
+  int64_t begin = tracer ? tracer->now() : 0;
+  int64_t handle = start();
+  if (tracer)
+    tracer->record(Tracer::Comm, commLabel(collectiveName(kind), tensorBytes),
+                   "collective", begin, tracer->now(), countedBytes);
+  return handle;
+}
+
 /// The start of an all-gather or reduce-scatter: the checks and counts they
-/// share, their staging, and `run(staging)` queued.
-template <typename Run>
+/// share, their staging, and `run(staging)` queued (or, on a device,
+/// `onDevice(staging, countedBytes)` called).
+template <typename Run, typename OnDevice>
 static int64_t startPadded(zrt_context *ctx, const char *op,
                            CollectiveKind kind, int32_t dtype, int64_t numel,
-                           int64_t shardNumel, Run run) {
+                           int64_t shardNumel, Run run, OnDevice onDevice) {
   int64_t size = dtypeSize(op, dtype), W = ctx->worldSize;
   checkShards(op, W, numel, shardNumel);
   mpiCount(op, shardNumel);
@@ -208,6 +229,12 @@ static int64_t startPadded(zrt_context *ctx, const char *op,
   count(ctx, kind, W * shardNumel, size);
   void *staging = stagingFor(ctx, numel, shardNumel, size);
   int64_t bytes = W * shardNumel * size;
+  if (ctx->deviceRuntime)
+    return rememberStaging(
+        ctx,
+        startOnDevice(ctx, kind, bytes, bytes,
+                      [&] { return onDevice(staging, bytes); }),
+        staging);
   return rememberStaging(
       ctx, startCollective(ctx, kind, bytes, bytes, [=] { run(staging); }),
       staging);
@@ -216,21 +243,29 @@ static int64_t startPadded(zrt_context *ctx, const char *op,
 extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
                                         const void *shard, void *full,
                                         int64_t numel, int64_t shardNumel) {
-  return startPadded(ctx, "zrt_all_gather", AllGather, dtype, numel, shardNumel,
-                     [=](void *staging) {
-                       runAllGather(ctx, dtype, shard, full, numel, shardNumel,
-                                    staging);
-                     });
+  return startPadded(
+      ctx, "zrt_all_gather", AllGather, dtype, numel, shardNumel,
+      [=](void *staging) {
+        runAllGather(ctx, dtype, shard, full, numel, shardNumel, staging);
+      },
+      [=](void *staging, int64_t counted) {
+        return ctx->deviceRuntime->startAllGather(dtype, shard, full, numel,
+                                                  shardNumel, staging, counted);
+      });
 }
 
 extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
                                             const void *full, void *shard,
                                             int64_t numel, int64_t shardNumel) {
-  return startPadded(ctx, "zrt_reduce_scatter", ReduceScatter, dtype, numel,
-                     shardNumel, [=](void *staging) {
-                       runReduceScatter(ctx, dtype, full, shard, numel,
-                                        shardNumel, staging);
-                     });
+  return startPadded(
+      ctx, "zrt_reduce_scatter", ReduceScatter, dtype, numel, shardNumel,
+      [=](void *staging) {
+        runReduceScatter(ctx, dtype, full, shard, numel, shardNumel, staging);
+      },
+      [=](void *staging, int64_t counted) {
+        return ctx->deviceRuntime->startReduceScatter(
+            dtype, full, shard, numel, shardNumel, staging, counted);
+      });
 }
 
 extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
@@ -240,12 +275,19 @@ extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
   mpiCount(op, n);
   checkLocalSpan(ctx, op);
   count(ctx, AllReduce, 2 * n, size);
+  if (ctx->deviceRuntime)
+    return startOnDevice(ctx, AllReduce, n * size, 2 * n * size, [&] {
+      return ctx->deviceRuntime->startAllReduce(dtype, x, y, n, 2 * n * size);
+    });
   return startCollective(ctx, AllReduce, n * size, 2 * n * size,
                          [=] { runAllReduce(ctx, dtype, x, y, n); });
 }
 
 extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
-  ctx->commQueue->wait(handle, ctx->tracer.get());
+  if (ctx->deviceRuntime)
+    ctx->deviceRuntime->wait(handle);
+  else
+    ctx->commQueue->wait(handle, ctx->tracer.get());
   auto staging = ctx->stagingByHandle.find(handle);
   if (staging != ctx->stagingByHandle.end()) {
     zrt_free(ctx, staging->second);

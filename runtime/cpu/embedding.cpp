@@ -33,6 +33,7 @@ extern "C" void zrt_embedding(zrt_context *ctx, int32_t dtype,
                               const int32_t *ids, const void *table, void *out,
                               int64_t n, int64_t vocab, int64_t dim) {
   TraceScope trace(ctx, "embedding");
+  ZRT_ON_DEVICE(embedding, ctx, dtype, ids, table, out, n, vocab, dim);
   int64_t rowBytes = dim * dtypeSize("zrt_embedding", dtype);
   checkIds("zrt_embedding", ids, n, vocab);
   for (int64_t i = 0; i < n; ++i)
@@ -45,6 +46,7 @@ extern "C" void zrt_embedding_grad(zrt_context *ctx, int32_t dtype,
                                    void *dtable, int64_t n, int64_t vocab,
                                    int64_t dim) {
   TraceScope trace(ctx, "embedding_grad");
+  ZRT_ON_DEVICE(embedding_grad, ctx, dtype, ids, dout, dtable, n, vocab, dim);
   int64_t size = dtypeSize("zrt_embedding_grad", dtype);
   checkIds("zrt_embedding_grad", ids, n, vocab);
   std::memset(dtable, 0, vocab * dim * size);

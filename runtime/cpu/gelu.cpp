@@ -18,6 +18,7 @@ static constexpr float kCubic = 0.044715f;
 extern "C" void zrt_gelu(zrt_context *ctx, int32_t dtype, const void *x,
                          void *y, int64_t n) {
   TraceScope trace(ctx, "gelu");
+  ZRT_ON_DEVICE(gelu, ctx, dtype, x, y, n);
   dispatchDtype("zrt_gelu", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {
@@ -31,6 +32,7 @@ extern "C" void zrt_gelu(zrt_context *ctx, int32_t dtype, const void *x,
 extern "C" void zrt_gelu_grad(zrt_context *ctx, int32_t dtype, const void *x,
                               const void *dy, void *dx, int64_t n) {
   TraceScope trace(ctx, "gelu_grad");
+  ZRT_ON_DEVICE(gelu_grad, ctx, dtype, x, dy, dx, n);
   dispatchDtype("zrt_gelu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {

@@ -16,6 +16,7 @@ using namespace zrt;
 extern "C" void zrt_sum_squares(zrt_context *ctx, int32_t dtype, const void *x,
                                 float *out, int64_t n) {
   TraceScope trace(ctx, "sum_squares");
+  ZRT_ON_DEVICE(sum_squares, ctx, dtype, x, out, n);
   dispatchDtype("zrt_sum_squares", dtype, [&](auto tag) {
     using T = decltype(tag);
     // Double accumulation: a shard holds millions of squares, and the norm
@@ -35,6 +36,7 @@ extern "C" void zrt_sum_squares(zrt_context *ctx, int32_t dtype, const void *x,
 extern "C" void zrt_clip_coefficient(zrt_context *ctx, const float *totalSq,
                                      const float *maxNorm, float *coef) {
   TraceScope trace(ctx, "clip_coefficient");
+  ZRT_ON_DEVICE(clip_coefficient, ctx, totalSq, maxNorm, coef);
   if (!(maxNorm[0] > 0.0f)) {
     coef[0] = 1.0f;
     return;

@@ -41,6 +41,7 @@ extern "C" void zrt_layer_norm(zrt_context *ctx, int32_t dtype, const void *x,
                                const void *gamma, const void *beta, void *y,
                                int64_t rows, int64_t cols, float eps) {
   TraceScope trace(ctx, "layer_norm");
+  ZRT_ON_DEVICE(layer_norm, ctx, dtype, x, gamma, beta, y, rows, cols, eps);
   dispatchDtype("zrt_layer_norm", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t r = 0; r < rows; ++r) {
@@ -63,6 +64,8 @@ extern "C" void zrt_layer_norm_grad(zrt_context *ctx, int32_t dtype,
                                     void *dbeta, int64_t rows, int64_t cols,
                                     float eps) {
   TraceScope trace(ctx, "layer_norm_grad");
+  ZRT_ON_DEVICE(layer_norm_grad, ctx, dtype, x, gamma, dy, dx, dgamma, dbeta,
+                rows, cols, eps);
   dispatchDtype("zrt_layer_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     std::vector<float> dgammaSum(cols, 0.0f), dbetaSum(cols, 0.0f);

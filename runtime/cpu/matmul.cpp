@@ -23,6 +23,7 @@ extern "C" void zrt_matmul(zrt_context *ctx, int32_t dtype, const void *a,
                            const void *b, void *c, int64_t m, int64_t n,
                            int64_t k, int32_t transA, int32_t transB) {
   TraceScope trace(ctx, "matmul");
+  ZRT_ON_DEVICE(matmul, ctx, dtype, a, b, c, m, n, k, transA, transB);
   dtypeSize("zrt_matmul", dtype);
   if (m < 0 || n < 0 || k < 0)
     fatal("zrt_matmul: negative shape m=%lld n=%lld k=%lld", (long long)m,

@@ -31,6 +31,7 @@ extern "C" void zrt_rms_norm(zrt_context *ctx, int32_t dtype, const void *x,
                              const void *gamma, void *y, int64_t rows,
                              int64_t cols, float eps) {
   TraceScope trace(ctx, "rms_norm");
+  ZRT_ON_DEVICE(rms_norm, ctx, dtype, x, gamma, y, rows, cols, eps);
   dispatchDtype("zrt_rms_norm", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t r = 0; r < rows; ++r) {
@@ -50,6 +51,8 @@ extern "C" void zrt_rms_norm_grad(zrt_context *ctx, int32_t dtype,
                                   const void *dy, void *dx, void *dgamma,
                                   int64_t rows, int64_t cols, float eps) {
   TraceScope trace(ctx, "rms_norm_grad");
+  ZRT_ON_DEVICE(rms_norm_grad, ctx, dtype, x, gamma, dy, dx, dgamma, rows, cols,
+                eps);
   dispatchDtype("zrt_rms_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     std::vector<float> dgammaSum(cols, 0.0f);

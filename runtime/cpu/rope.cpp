@@ -22,6 +22,8 @@ extern "C" void zrt_rope(zrt_context *ctx, int32_t dtype, const void *x,
                          void *y, int64_t batch, int64_t seq, int64_t heads,
                          int64_t headDim, float theta, int32_t inverse) {
   TraceScope trace(ctx, "rope");
+  ZRT_ON_DEVICE(rope, ctx, dtype, x, y, batch, seq, heads, headDim, theta,
+                inverse);
   dtypeSize("zrt_rope", dtype);
   if (headDim % 2 != 0)
     fatal("zrt_rope: head_dim %lld is odd; rotation needs pairs",

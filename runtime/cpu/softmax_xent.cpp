@@ -44,6 +44,8 @@ extern "C" void zrt_softmax_xent(zrt_context *ctx, int32_t dtype,
                                  float *loss, int64_t rows, int64_t cols,
                                  float divisor) {
   TraceScope trace(ctx, "softmax_xent");
+  ZRT_ON_DEVICE(softmax_xent, ctx, dtype, logits, labels, loss, rows, cols,
+                divisor);
   checkLabels("zrt_softmax_xent", labels, rows, cols);
   dispatchDtype("zrt_softmax_xent", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -65,6 +67,8 @@ extern "C" void zrt_softmax_xent_grad(zrt_context *ctx, int32_t dtype,
                                       int64_t rows, int64_t cols,
                                       float divisor) {
   TraceScope trace(ctx, "softmax_xent_grad");
+  ZRT_ON_DEVICE(softmax_xent_grad, ctx, dtype, logits, labels, dloss, dlogits,
+                rows, cols, divisor);
   checkLabels("zrt_softmax_xent_grad", labels, rows, cols);
   dispatchDtype("zrt_softmax_xent_grad", dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -18,6 +18,7 @@ static float sigmoid(float g) { return 1.0f / (1.0f + std::exp(-g)); }
 extern "C" void zrt_swiglu(zrt_context *ctx, int32_t dtype, const void *gate,
                            const void *up, void *y, int64_t n) {
   TraceScope trace(ctx, "swiglu");
+  ZRT_ON_DEVICE(swiglu, ctx, dtype, gate, up, y, n);
   dispatchDtype("zrt_swiglu", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {
@@ -33,6 +34,7 @@ extern "C" void zrt_swiglu_grad(zrt_context *ctx, int32_t dtype,
                                 const void *dy, void *dgate, void *dup,
                                 int64_t n) {
   TraceScope trace(ctx, "swiglu_grad");
+  ZRT_ON_DEVICE(swiglu_grad, ctx, dtype, gate, up, dy, dgate, dup, n);
   dispatchDtype("zrt_swiglu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {

@@ -33,7 +33,7 @@
     cublasStatus_t zrtCublasStatus_ = (call);                                  \
     if (zrtCublasStatus_ != CUBLAS_STATUS_SUCCESS)                             \
       ::zrt::fatal("%s:%d: %s failed: %s", __FILE__, __LINE__, #call,          \
-                   cublasGetStatusString(zrtCublasStatus_));                   \
+                   cublasLtGetStatusString(zrtCublasStatus_));                   \
   } while (0)
 
 #endif // ZRT_CUDA_CUDA_CHECK_H

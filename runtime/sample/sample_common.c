@@ -63,11 +63,12 @@ void sampleRelease(zrt_context *ctx, void *full) {
 static void clipCoefficient(zrt_context *ctx, const struct SampleState *s,
                             void **reduced, const int64_t *counts,
                             float *scalars) {
+  /* Kernels only: on a GPU these scalars are device memory. */
   float *sq = &scalars[0], *total = &scalars[1];
-  *total = 0.0f;
+  zrt_fill(ctx, ZRT_F32, total, 1, 0.0f);
   for (int i = 0; i < s->count; ++i) {
     zrt_sum_squares(ctx, DT, reduced[i], sq, counts[i]);
-    *total += *sq;
+    zrt_add(ctx, ZRT_F32, total, sq, total, 1);
   }
   /* Shards are disjoint (their padding is zero): sum them over ranks. */
   if (SHARD_STATE)

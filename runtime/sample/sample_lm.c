@@ -102,7 +102,8 @@ void zero_program_step(zrt_context *ctx, void **args, float *loss) {
     sampleRelease(ctx, w[i]);
 
   zrt_all_reduce(ctx, ZRT_F32, lossBuf, lossBuf, 1);
-  *loss = lossBuf[0];
+  /* Through the runtime: on a GPU the buffer is device memory. */
+  zrt_copy(ctx, lossBuf, loss, sizeof(float));
   sampleUpdate(ctx, args, &kState, grad);
   void *scratch[] = {e, p, h, logits, dlogits, lossBuf, one};
   for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); ++i)

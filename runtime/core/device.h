@@ -1,0 +1,187 @@
+//===- device.h - Which backend runs a context's kernels --------*- C++ -*-===//
+//
+// libzrt has one C ABI (zrt.h) and two backends behind it. The CPU kernels in
+// cpu/ are the zrt_* symbols themselves; a context on an accelerator carries a
+// table of the same kernels (DeviceKernels) and every CPU entry point starts
+// with ZRT_ON_DEVICE, which hands the call to that table. The dispatch is one
+// test of a pointer per call, done after the kernel's TraceScope so that the
+// trace sees both backends, and the generated program never knows which one
+// runs.
+//
+// Everything else a backend must do differently is the DeviceRuntime of the
+// context: memory (zrt_alloc / zrt_free), moving data between the host and the
+// argument buffers (the driver fills data, initialises and loads parameters,
+// reads the loss back and saves on the host), waiting for the step's work,
+// and the collectives' transport. The core reaches it only through the
+// helpers at the end of this file, which are plain memcpy and no-ops on a CPU
+// context, so the CPU path is unchanged.
+//
+// No CUDA type appears here: the core compiles without the CUDA toolkit.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZRT_CORE_DEVICE_H
+#define ZRT_CORE_DEVICE_H
+
+#include "zero/zrt.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zrt {
+
+/// One entry per kernel of zrt.h's "Kernels" section, typed as the zrt_*
+/// function itself, so that a backend's table only compiles when every
+/// signature matches the ABI.
+struct DeviceKernels {
+  decltype(&::zrt_matmul) matmul;
+  decltype(&::zrt_bias_add) bias_add;
+  decltype(&::zrt_sum_rows) sum_rows;
+  decltype(&::zrt_add) add;
+  decltype(&::zrt_relu) relu;
+  decltype(&::zrt_relu_grad) relu_grad;
+  decltype(&::zrt_gelu) gelu;
+  decltype(&::zrt_gelu_grad) gelu_grad;
+  decltype(&::zrt_swiglu) swiglu;
+  decltype(&::zrt_swiglu_grad) swiglu_grad;
+  decltype(&::zrt_softmax_xent) softmax_xent;
+  decltype(&::zrt_softmax_xent_grad) softmax_xent_grad;
+  decltype(&::zrt_embedding) embedding;
+  decltype(&::zrt_embedding_grad) embedding_grad;
+  decltype(&::zrt_layer_norm) layer_norm;
+  decltype(&::zrt_layer_norm_grad) layer_norm_grad;
+  decltype(&::zrt_rms_norm) rms_norm;
+  decltype(&::zrt_rms_norm_grad) rms_norm_grad;
+  decltype(&::zrt_rope) rope;
+  decltype(&::zrt_attention) attention;
+  decltype(&::zrt_attention_grad) attention_grad;
+  decltype(&::zrt_slice_cols) slice_cols;
+  decltype(&::zrt_slice_cols_grad) slice_cols_grad;
+  decltype(&::zrt_cast) cast;
+  decltype(&::zrt_sum_squares) sum_squares;
+  decltype(&::zrt_clip_coefficient) clip_coefficient;
+  decltype(&::zrt_adamw) adamw;
+  decltype(&::zrt_copy) copy;
+  decltype(&::zrt_fill) fill;
+  decltype(&::zrt_shard_slice) shard_slice;
+};
+
+/// What a device backend does for the core besides its kernels. One object
+/// per context (zrt_context::deviceRuntime), made by the backend when the
+/// context is attached to a device and destroyed with the context.
+class DeviceRuntime {
+public:
+  virtual ~DeviceRuntime() = default;
+
+  /// `bytes` (> 0) of zero-filled device memory, or null when the device is
+  /// out of memory (zrt_alloc reports it as on the CPU).
+  virtual void *allocate(int64_t bytes) = 0;
+  /// Frees what allocate() returned, after every kernel queued before.
+  virtual void release(void *ptr) = 0;
+
+  /// Host memory -> device buffer and back, ordered after every kernel
+  /// queued before; both return once the host memory may be reused (the
+  /// copy to the host has arrived).
+  virtual void copyToDevice(void *dst, const void *src, int64_t bytes) = 0;
+  virtual void copyToHost(void *dst, const void *src, int64_t bytes) = 0;
+
+  /// Blocks until every kernel and collective queued so far has completed,
+  /// then stops the job if a kernel recorded a data error (a bad label or
+  /// token id) or a collective failed or did not complete in time.
+  virtual void synchronize() = 0;
+
+  /// Four bytes of device memory the step function writes its loss into
+  /// (outside the ledger: the compiler's memory plan does not model it).
+  virtual void *lossSlot() = 0;
+
+  /// Bytes the backend holds for itself (GEMM workspace, scratch), which
+  /// the ledger does not charge to any of the compiler's categories.
+  virtual int64_t workspaceBytes() const = 0;
+
+  /// The collectives' transport. cpu/collectives.cpp checks the arguments,
+  /// counts the bytes and allocates (and later frees) the staging of padded
+  /// collectives exactly as on the CPU, then hands over here. `staging` is
+  /// null or W*S elements of zero-filled memory. Returns the handle (> 0).
+  virtual int64_t startAllGather(int32_t dtype, const void *shard, void *full,
+                                 int64_t numel, int64_t shardNumel,
+                                 void *staging, int64_t countedBytes) = 0;
+  virtual int64_t startReduceScatter(int32_t dtype, const void *full,
+                                     void *shard, int64_t numel,
+                                     int64_t shardNumel, void *staging,
+                                     int64_t countedBytes) = 0;
+  virtual int64_t startAllReduce(int32_t dtype, const void *x, void *y,
+                                 int64_t n, int64_t countedBytes) = 0;
+  /// Orders the work queued after this call behind the collective of
+  /// `handle` (it need not block the host); an unknown handle or a second
+  /// wait stops the job with the CPU backend's message.
+  virtual void wait(int64_t handle) = 0;
+  /// Handles started and never waited for, in order (a teardown warning).
+  virtual std::vector<int64_t> unwaited() const = 0;
+};
+
+/// --device: where a program's kernels run.
+enum class DeviceChoice { Auto, Cpu, Cuda };
+
+/// Collective over ctx's communicator (every rank must call it, and every
+/// rank reaches the same outcome). Attaches the chosen backend to `ctx`:
+///  - cpu: nothing to do;
+///  - cuda: one GPU per rank, chosen by the rank's index among the ranks on
+///    its node; an error when this libzrt has no CUDA backend, when a rank
+///    sees no GPU, or when a node has more ranks than GPUs;
+///  - auto: cuda when this libzrt has it and every rank can have a GPU of
+///    its own, else cpu.
+/// Returns "" and sets `banner` to the startup line ("device: cpu", "device:
+/// cuda (NVIDIA H200, local rank 0 -> GPU 0)", rank 0's view), or returns the
+/// error every rank agreed on (the lowest failing rank's message).
+std::string selectDevice(zrt_context *ctx, DeviceChoice choice,
+                         std::string &banner);
+
+/// Host <-> argument buffer copies: memcpy on a CPU context. Every place
+/// where the host reads or writes a buffer zrt_alloc returned goes through
+/// these (or storeFloatsTo / HostBuffer below).
+void copyToDevice(const zrt_context *ctx, void *dst, const void *src,
+                  int64_t bytes);
+void copyToHost(const zrt_context *ctx, void *dst, const void *src,
+                int64_t bytes);
+
+/// storeFloats (convert.h) into an argument buffer of `dtype`, from element
+/// `first` on: in place on a CPU context, through host staging on a device.
+void storeFloatsTo(const zrt_context *ctx, int32_t dtype, const float *src,
+                   void *dst, int64_t first, int64_t count);
+
+/// Waits for the step's work on a device (see DeviceRuntime::synchronize);
+/// nothing on a CPU context, whose kernels have finished when they return.
+void synchronizeDevice(const zrt_context *ctx);
+
+/// `bytes` of an argument buffer as host memory: the buffer itself on a
+/// CPU context; on a device a host copy, read from the buffer at
+/// construction when `load` is set, and written back by flush().
+class HostBuffer {
+public:
+  HostBuffer(const zrt_context *ctx, void *buffer, int64_t bytes, bool load);
+  HostBuffer(const HostBuffer &) = delete;
+  HostBuffer &operator=(const HostBuffer &) = delete;
+  void *data() { return host; }
+  /// Device: copies the host bytes into the buffer. CPU: nothing.
+  void flush();
+
+private:
+  const zrt_context *ctx;
+  void *buffer;
+  int64_t bytes;
+  std::vector<unsigned char> copy;
+  void *host;
+};
+
+} // namespace zrt
+
+/// The first statement of every CPU kernel entry point (after its
+/// TraceScope): on a context attached to a device, the call goes to the
+/// device's kernel of the same name with the same arguments.
+#define ZRT_ON_DEVICE(kernel, ctx, ...)                                        \
+  do {                                                                         \
+    if ((ctx)->device)                                                         \
+      return (ctx)->device->kernel((ctx), __VA_ARGS__);                        \
+  } while (0)
+
+#endif // ZRT_CORE_DEVICE_H

@@ -1,0 +1,35 @@
+//===- backend.h - Attaching a context to a GPU -----------------*- C++ -*-===//
+//
+// What the core (core/device.cpp) and the CUDA tests call to put a context on
+// a GPU. Deliberately free of CUDA types, so that the core compiles without
+// the CUDA toolkit's headers; the state itself is CudaRuntime
+// (device_context.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZRT_CUDA_BACKEND_H
+#define ZRT_CUDA_BACKEND_H
+
+#include "zero/zrt.h"
+
+#include <string>
+
+namespace zrt::cuda {
+
+/// GPUs this process can use; 0, with `why` set to the CUDA runtime's
+/// reason, when there are none (no driver, no device).
+int visibleGpus(std::string &why);
+
+/// "NVIDIA H200": the name the driver gives GPU `gpu`.
+std::string gpuName(int gpu);
+
+/// Puts `ctx` on GPU `gpu`: its kernels, memory and collectives from now on
+/// run there (zrt_context::device and deviceRuntime). `ctx` must not hold
+/// any allocation yet. Collective over ctx's communicator when it has one:
+/// every rank calls it, and NCCL is set up over the same ranks (rank 0 makes
+/// the unique id, MPI broadcasts it). A context without MPI (tests) gets no
+/// NCCL communicator; its collectives are local copies, as on the CPU.
+void attach(zrt_context *ctx, int gpu);
+
+} // namespace zrt::cuda
+
+#endif // ZRT_CUDA_BACKEND_H

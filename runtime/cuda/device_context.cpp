@@ -1,0 +1,260 @@
+//===- device_context.cpp - Streams, memory and errors of a CUDA context --===//
+//
+// Everything a context on a GPU holds besides its collectives: the compute
+// and communication streams, the cuBLASLt handle and GEMM workspace, the slot
+// where kernels record data errors, the loss slot, the memory of zrt_alloc,
+// host transfers, and the synchronisation after each step with its watchdog.
+// See device_context.h for why the streams and the allocator are what they
+// are.
+//
+// Every host transfer goes on the compute stream (never the legacy default
+// stream, which does not order against non-blocking streams) and is waited
+// for before returning: the driver's transfers happen between steps, where
+// simplicity matters more than the microseconds an asynchronous copy would
+// save.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/device_context.h"
+#include "core/check.h"
+#include "cuda/backend.h"
+#include "cuda/cuda_check.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+namespace zrt::cuda {
+
+//===--- Setting up and tearing down --------------------------------------===//
+
+/// ZRT_NCCL_TIMEOUT_S: how long a synchronisation may wait (default 300 s).
+static double readTimeout() {
+  const char *text = std::getenv("ZRT_NCCL_TIMEOUT_S");
+  if (!text || !*text)
+    return 300;
+  char *end = nullptr;
+  double seconds = std::strtod(text, &end);
+  if (*end || !std::isfinite(seconds) || seconds <= 0)
+    fatal("ZRT_NCCL_TIMEOUT_S must be a positive number of seconds, got '%s'",
+          text);
+  return seconds;
+}
+
+CudaRuntime::CudaRuntime(zrt_context *ctx, int gpu) : ctx(ctx), gpu(gpu) {
+  timeoutSeconds = readTimeout();
+  ZRT_CUDA_CHECK(cudaSetDevice(gpu));
+  // The communication stream gets the higher priority: a collective's few
+  // blocks should not queue behind a large GEMM's, or the overlap is lost.
+  int leastPriority = 0, greatestPriority = 0;
+  ZRT_CUDA_CHECK(
+      cudaDeviceGetStreamPriorityRange(&leastPriority, &greatestPriority));
+  ZRT_CUDA_CHECK(cudaStreamCreateWithPriority(&compute, cudaStreamNonBlocking,
+                                              leastPriority));
+  ZRT_CUDA_CHECK(cudaStreamCreateWithPriority(&comm, cudaStreamNonBlocking,
+                                              greatestPriority));
+  ZRT_CUDA_CHECK(
+      cudaEventCreateWithFlags(&inputsReady, cudaEventDisableTiming));
+  // Keep freed memory in the pool rather than return it to the driver at
+  // every synchronisation: the next step allocates the same sizes again.
+  cudaMemPool_t pool;
+  ZRT_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, gpu));
+  uint64_t keepAll = UINT64_MAX;
+  ZRT_CUDA_CHECK(
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keepAll));
+  size_t freeBytes = 0, totalBytes = 0;
+  ZRT_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  deviceBytes = totalBytes;
+  ZRT_CUBLAS_CHECK(cublasLtCreate(&lt));
+  ZRT_CUDA_CHECK(cudaMalloc(&workspace, kGemmWorkspaceBytes));
+  ZRT_CUDA_CHECK(cudaMalloc((void **)&errorSlot, sizeof(DeviceError)));
+  ZRT_CUDA_CHECK(cudaMalloc((void **)&loss, sizeof(float)));
+  ZRT_CUDA_CHECK(cudaMemsetAsync(errorSlot, 0, sizeof(DeviceError), compute));
+  ZRT_CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float), compute));
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(compute));
+  initNccl();
+}
+
+CudaRuntime::~CudaRuntime() {
+  // destroyContext synchronised and released every buffer before; the frees
+  // are stream-ordered, so wait for them before the streams go.
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(comm));
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(compute));
+  destroyNccl();
+  for (const InFlight &collective : inFlight)
+    ZRT_CUDA_CHECK(cudaEventDestroy(collective.done));
+  for (cudaEvent_t event : spareEvents)
+    ZRT_CUDA_CHECK(cudaEventDestroy(event));
+  ZRT_CUDA_CHECK(cudaEventDestroy(inputsReady));
+  ZRT_CUDA_CHECK(cudaFree(loss));
+  ZRT_CUDA_CHECK(cudaFree(errorSlot));
+  ZRT_CUDA_CHECK(cudaFree(workspace));
+  ZRT_CUBLAS_CHECK(cublasLtDestroy(lt));
+  ZRT_CUDA_CHECK(cudaStreamDestroy(comm));
+  ZRT_CUDA_CHECK(cudaStreamDestroy(compute));
+}
+
+int64_t CudaRuntime::workspaceBytes() const {
+  return (int64_t)kGemmWorkspaceBytes + sizeof(DeviceError) + sizeof(float);
+}
+
+//===--- Memory and host transfers ----------------------------------------===//
+
+void *CudaRuntime::allocate(int64_t bytes) {
+  // More than the GPU has is out of memory whatever the allocator would
+  // answer (a size near 2^64 may read as an invalid value to it).
+  if ((uint64_t)bytes > deviceBytes)
+    return nullptr;
+  void *ptr = nullptr;
+  cudaError_t status = cudaMallocAsync(&ptr, (size_t)bytes, compute);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError(); // not sticky; keep it from a later launch check
+    return nullptr;     // zrt_alloc names the size and the category
+  }
+  if (status != cudaSuccess)
+    fatal("zrt_alloc: cudaMallocAsync of %lld bytes failed: %s (%s)",
+          (long long)bytes, cudaGetErrorString(status),
+          cudaGetErrorName(status));
+  // zrt_alloc's contract: zero-filled. On the compute stream, so before any
+  // kernel (or collective, which starts behind the compute stream) uses it.
+  ZRT_CUDA_CHECK(cudaMemsetAsync(ptr, 0, (size_t)bytes, compute));
+  return ptr;
+}
+
+void CudaRuntime::release(void *ptr) {
+  ZRT_CUDA_CHECK(cudaFreeAsync(ptr, compute));
+}
+
+void CudaRuntime::copyToDevice(void *dst, const void *src, int64_t bytes) {
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)bytes,
+                                 cudaMemcpyHostToDevice, compute));
+  waitForStream(compute);
+}
+
+void CudaRuntime::copyToHost(void *dst, const void *src, int64_t bytes) {
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)bytes,
+                                 cudaMemcpyDeviceToHost, compute));
+  waitForStream(compute);
+}
+
+//===--- Synchronisation, the watchdog, data errors -----------------------===//
+
+void CudaRuntime::waitForStream(cudaStream_t stream) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  for (int64_t polls = 0;; ++polls) {
+    cudaError_t status = cudaStreamQuery(stream);
+    if (status == cudaSuccess)
+      return;
+    if (status != cudaErrorNotReady)
+      fatal("the GPU failed while running the program's kernels: %s (%s)",
+            cudaGetErrorString(status), cudaGetErrorName(status));
+    checkProgress(std::chrono::duration<double>(Clock::now() - start).count());
+    // Spin briefly (most waits are short), then poll every 100 us.
+    if (polls < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+void CudaRuntime::synchronize() {
+  waitForStream(comm);
+  waitForStream(compute);
+  retireWaited();
+  checkDeviceErrors();
+}
+
+void CudaRuntime::retireWaited() {
+  std::deque<InFlight> kept;
+  for (const InFlight &collective : inFlight) {
+    if (collective.waited)
+      spareEvents.push_back(collective.done);
+    else
+      kept.push_back(collective);
+  }
+  inFlight.swap(kept);
+}
+
+void CudaRuntime::checkDeviceErrors() {
+  DeviceError error{};
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(&error, errorSlot, sizeof(error),
+                                 cudaMemcpyDeviceToHost, compute));
+  waitForStream(compute);
+  // The forward kernel of each pair sees a bad value first (the slot keeps
+  // the first error), so it is the one named, with the CPU backend's words.
+  switch (error.code) {
+  case kNoDeviceError:
+    return;
+  case kLabelOutOfRange:
+    fatal("zrt_softmax_xent: label %lld in row %lld is outside [0, %lld)",
+          (long long)error.value, (long long)error.row, (long long)error.bound);
+  case kTokenOutOfRange:
+    fatal("zrt_embedding: id %lld in row %lld is outside [0, %lld)",
+          (long long)error.value, (long long)error.row, (long long)error.bound);
+  }
+  fatal("a CUDA kernel reported error code %d (row %lld, value %lld, bound "
+        "%lld)",
+        (int)error.code, (long long)error.row, (long long)error.value,
+        (long long)error.bound);
+}
+
+//===--- What kernels.h promises the kernels ------------------------------===//
+
+CudaRuntime &runtimeOf(zrt_context *ctx) {
+  auto *runtime = dynamic_cast<CudaRuntime *>(ctx->deviceRuntime.get());
+  if (!runtime)
+    fatal("a CUDA kernel was called on a context that is not on a GPU");
+  return *runtime;
+}
+
+cudaStream_t computeStream(zrt_context *ctx) { return runtimeOf(ctx).compute; }
+
+GemmResources gemmResources(zrt_context *ctx) {
+  CudaRuntime &runtime = runtimeOf(ctx);
+  return {runtime.lt, runtime.workspace, kGemmWorkspaceBytes};
+}
+
+DeviceError *deviceErrorSlot(zrt_context *ctx) {
+  return runtimeOf(ctx).errorSlot;
+}
+
+void checkDeviceErrors(zrt_context *ctx) { runtimeOf(ctx).checkDeviceErrors(); }
+
+//===--- backend.h
+//----------------------------------------------------------===//
+
+int visibleGpus(std::string &why) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    why = std::string(cudaGetErrorString(status)) + ", " +
+          cudaGetErrorName(status);
+    return 0;
+  }
+  if (count <= 0)
+    why = "the CUDA runtime found no device";
+  return count;
+}
+
+std::string gpuName(int gpu) {
+  cudaDeviceProp properties{};
+  ZRT_CUDA_CHECK(cudaGetDeviceProperties(&properties, gpu));
+  return properties.name;
+}
+
+void attach(zrt_context *ctx, int gpu) {
+  if (ctx->deviceRuntime)
+    fatal("zrt::cuda::attach: the context is already on a device");
+  if (!ctx->allocations.empty())
+    fatal("zrt::cuda::attach: the context already holds %zu host buffers",
+          ctx->allocations.size());
+  ctx->deviceRuntime = std::make_unique<CudaRuntime>(ctx, gpu);
+  ctx->device = &cudaKernels();
+}
+
+} // namespace zrt::cuda

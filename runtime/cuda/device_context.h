@@ -1,0 +1,133 @@
+//===- device_context.h - The CUDA state of a context -----------*- C++ -*-===//
+//
+// A context on a GPU owns two streams: every kernel runs on the compute
+// stream, every collective on the communication stream, so NCCL transfers
+// overlap the kernels issued after them. The two streams meet only through
+// events: a collective's stream waits for an event recorded on the compute
+// stream when it starts (its inputs were produced by kernels), and zrt_wait
+// makes the compute stream wait for the collective's completion event. No
+// host thread blocks on either until the driver synchronises after a step,
+// which is also where a kernel's data error (a bad label) is reported and
+// where a collective that never completes is caught by a watchdog.
+//
+// Memory comes from the stream-ordered allocator on the compute stream
+// (cudaMallocAsync / cudaFreeAsync): a buffer freed right after its last
+// kernel is reused only after that kernel ran, without the device-wide
+// synchronisation that cudaFree implies on every call (a step frees hundreds
+// of buffers). Buffers a collective reads or writes are freed only after its
+// wait, which orders the compute stream behind the collective.
+//
+// Internal to the CUDA backend (device_context.cpp, nccl_collectives.cpp,
+// kernels_table.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZRT_CUDA_DEVICE_CONTEXT_H
+#define ZRT_CUDA_DEVICE_CONTEXT_H
+
+#include "core/context.h"
+#include "core/device.h"
+#include "cuda/kernels.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <deque>
+#include <unordered_set>
+#include <vector>
+
+namespace zrt::cuda {
+
+/// The kernel table of the CUDA backend (kernels_table.cpp).
+const DeviceKernels &cudaKernels();
+
+/// One collective started on the communication stream and not yet retired
+/// (retired: waited for, and complete at a synchronisation).
+struct InFlight {
+  int64_t handle;
+  CollectiveKind kind;
+  int64_t countedBytes;
+  cudaEvent_t done; // recorded on the communication stream after it
+  bool waited;
+};
+
+class CudaRuntime final : public DeviceRuntime {
+public:
+  /// Sets up `gpu` for `ctx` (see backend.h's attach).
+  CudaRuntime(zrt_context *ctx, int gpu);
+  ~CudaRuntime() override;
+  CudaRuntime(const CudaRuntime &) = delete;
+  CudaRuntime &operator=(const CudaRuntime &) = delete;
+
+  // DeviceRuntime (memory, transfers, synchronisation: device_context.cpp).
+  void *allocate(int64_t bytes) override;
+  void release(void *ptr) override;
+  void copyToDevice(void *dst, const void *src, int64_t bytes) override;
+  void copyToHost(void *dst, const void *src, int64_t bytes) override;
+  void synchronize() override;
+  void *lossSlot() override { return loss; }
+  int64_t workspaceBytes() const override;
+
+  // DeviceRuntime (collectives: nccl_collectives.cpp).
+  int64_t startAllGather(int32_t dtype, const void *shard, void *full,
+                         int64_t numel, int64_t shardNumel, void *staging,
+                         int64_t countedBytes) override;
+  int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
+                             int64_t numel, int64_t shardNumel, void *staging,
+                             int64_t countedBytes) override;
+  int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
+                         int64_t countedBytes) override;
+  void wait(int64_t handle) override;
+  std::vector<int64_t> unwaited() const override;
+
+  /// Waits for the compute stream, then stops the job naming the kernel,
+  /// the row and the value if a kernel recorded a data error.
+  void checkDeviceErrors();
+
+  zrt_context *const ctx;
+  const int gpu;
+  cudaStream_t compute = nullptr;
+  cudaStream_t comm = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  void *workspace = nullptr; // kGemmWorkspaceBytes
+  DeviceError *errorSlot = nullptr;
+  float *loss = nullptr;
+
+private:
+  /// Blocks until `stream` is idle, polling: a failed kernel, an NCCL error
+  /// or a wait beyond the timeout (ZRT_NCCL_TIMEOUT_S) stops the job.
+  void waitForStream(cudaStream_t stream);
+  /// Retires the collectives that were waited for (all complete by now).
+  void retireWaited();
+
+  // NCCL and the collectives' bookkeeping (nccl_collectives.cpp).
+  void initNccl();
+  void destroyNccl();
+  /// Called between polls: stops the job (aborting the communicator first)
+  /// on an asynchronous NCCL error, or when `elapsedSeconds` exceeds the
+  /// timeout, naming the first collective that has not completed.
+  void checkProgress(double elapsedSeconds);
+  /// Records the start of a collective on the communication stream around
+  /// `launch()` (which enqueues the transfer there) and returns its handle.
+  template <typename Launch>
+  int64_t startCollective(CollectiveKind kind, int64_t countedBytes,
+                          Launch launch);
+  cudaEvent_t takeEvent();
+
+  uint64_t deviceBytes = 0;  // the GPU's memory (cudaMemGetInfo's total)
+  ncclComm_t nccl = nullptr; // null: a context without MPI (one rank)
+  double timeoutSeconds = 300;
+  cudaEvent_t inputsReady = nullptr; // re-recorded at every start
+  std::deque<InFlight> inFlight;     // in start order
+  std::vector<cudaEvent_t> spareEvents;
+  std::unordered_set<int64_t> notWaited;
+  int64_t nextHandle = 1;
+};
+
+/// The CUDA state of `ctx`; stops the job if `ctx` is not on a GPU.
+CudaRuntime &runtimeOf(zrt_context *ctx);
+
+} // namespace zrt::cuda
+
+#endif // ZRT_CUDA_DEVICE_CONTEXT_H

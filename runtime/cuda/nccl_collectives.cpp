@@ -1,0 +1,264 @@
+//===- nccl_collectives.cpp - The collectives of a CUDA context over NCCL -===//
+//
+// cpu/collectives.cpp checks every collective's arguments, counts its bytes
+// and allocates its padded staging the same way on both backends (so the
+// ledger is the same); on a GPU it then calls the start functions here,
+// which enqueue the transfer on the communication stream:
+//
+//   compute: ... kernels ... [record inputsReady]        [wait done] ...
+//   comm:                     [wait inputsReady] NCCL call [record done]
+//
+// The padded semantics are the CPU backend's: an all-gather's output holds
+// only numel elements, so a padded gather lands in the W*S-element staging
+// buffer and its first numel elements are copied out; a padded
+// reduce-scatter reduces a zero-padded copy of its input in staging. Both
+// copies run on the communication stream, in order with the NCCL call.
+// bf16 sums are ncclBfloat16 with ncclSum, which adds pairs in float32 and
+// rounds, as the CPU backend's MPI_Op does.
+//
+// The communicator spans the context's ranks and is made over MPI (rank 0's
+// unique id broadcast). A context without MPI has one rank and no
+// communicator: its collectives are copies on the communication stream, so
+// the event machinery is exercised by single-process tests as well.
+//
+// NCCL calls block nothing on the host, so a collective that never completes
+// (a rank that died, ranks that disagree on the order) would hang the job in
+// the next synchronisation: the watchdog there gives up after
+// ZRT_NCCL_TIMEOUT_S, aborts the communicator and names the collective.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/check.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_context.h"
+
+#include <cstring>
+
+namespace zrt::cuda {
+
+/// Reports a failed NCCL call: the collective (or setup step) it served,
+/// the call, NCCL's error string and its last message; fatal() prefixes the
+/// rank and stops the job.
+[[noreturn]] static void ncclFailure(ncclResult_t result, const char *what,
+                                     const char *call, const char *file,
+                                     int line) {
+  const char *tail = std::strstr(file, "runtime/");
+  fatal("NCCL %s failed at %s:%d: %s: %s (%s)", what, tail ? tail : file, line,
+        call, ncclGetErrorString(result), ncclGetLastError(nullptr));
+}
+
+} // namespace zrt::cuda
+
+/// Checks one NCCL call made for `what` ("all_reduce", "setup", ...).
+#define ZRT_NCCL_CHECK(what, call)                                             \
+  do {                                                                         \
+    ncclResult_t zrtNcclStatus_ = (call);                                      \
+    if (zrtNcclStatus_ != ncclSuccess)                                         \
+      ::zrt::cuda::ncclFailure(zrtNcclStatus_, what, #call, __FILE__,          \
+                               __LINE__);                                      \
+  } while (0)
+
+namespace zrt::cuda {
+
+static ncclDataType_t ncclType(int32_t dtype) {
+  return dtype == ZRT_BF16 ? ncclBfloat16 : ncclFloat32;
+}
+
+/// Bytes of one element (the dtype was checked by the caller).
+static size_t elementSize(int32_t dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
+
+//===--- The communicator -------------------------------------------------===//
+
+void CudaRuntime::initNccl() {
+  if (ctx->comm == MPI_COMM_NULL)
+    return;
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  if (ctx->rank == 0)
+    ZRT_NCCL_CHECK("setup", ncclGetUniqueId(&id));
+  // The main thread calls MPI here, between steps: the comm queue (used by
+  // the CPU backend only) must be idle, as for every other such call.
+  quiesceComm(ctx);
+  ZRT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, ctx->comm));
+  ZRT_NCCL_CHECK("setup",
+                 ncclCommInitRank(&nccl, ctx->worldSize, id, ctx->rank));
+}
+
+void CudaRuntime::destroyNccl() {
+  if (!nccl)
+    return;
+  ZRT_NCCL_CHECK("teardown", ncclCommFinalize(nccl));
+  ZRT_NCCL_CHECK("teardown", ncclCommDestroy(nccl));
+  nccl = nullptr;
+}
+
+void CudaRuntime::checkProgress(double elapsedSeconds) {
+  if (nccl) {
+    ncclResult_t async = ncclSuccess;
+    ZRT_NCCL_CHECK("error query", ncclCommGetAsyncError(nccl, &async));
+    if (async != ncclSuccess && async != ncclInProgress) {
+      std::string last = ncclGetLastError(nccl);
+      ncclCommAbort(nccl);
+      nccl = nullptr;
+      fatal("NCCL failed while running the step's collectives: %s (%s)",
+            ncclGetErrorString(async), last.c_str());
+    }
+  }
+  if (elapsedSeconds <= timeoutSeconds)
+    return;
+  // The first collective in start order that has not completed is the one
+  // the others queue behind.
+  const InFlight *stuck = nullptr;
+  for (const InFlight &collective : inFlight)
+    if (cudaEventQuery(collective.done) == cudaErrorNotReady) {
+      stuck = &collective;
+      break;
+    }
+  if (nccl) {
+    ncclCommAbort(nccl);
+    nccl = nullptr;
+  }
+  if (stuck)
+    fatal("NCCL %s (handle %lld, %lld bytes counted) did not complete within "
+          "%g s (ZRT_NCCL_TIMEOUT_S); another rank may have stopped or "
+          "started different collectives",
+          collectiveName(stuck->kind), (long long)stuck->handle,
+          (long long)stuck->countedBytes, timeoutSeconds);
+  fatal("the GPU's work did not complete within %g s (ZRT_NCCL_TIMEOUT_S)",
+        timeoutSeconds);
+}
+
+//===--- Starting and waiting ---------------------------------------------===//
+
+cudaEvent_t CudaRuntime::takeEvent() {
+  if (spareEvents.empty()) {
+    cudaEvent_t event;
+    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    return event;
+  }
+  cudaEvent_t event = spareEvents.back();
+  spareEvents.pop_back();
+  return event;
+}
+
+template <typename Launch>
+int64_t CudaRuntime::startCollective(CollectiveKind kind, int64_t countedBytes,
+                                     Launch launch) {
+  // The inputs were produced by kernels already queued on the compute
+  // stream (and the staging zeroed there): the transfer starts after them.
+  // Re-recording inputsReady later does not affect this wait, which takes
+  // the event's state at the time of the call.
+  ZRT_CUDA_CHECK(cudaEventRecord(inputsReady, compute));
+  ZRT_CUDA_CHECK(cudaStreamWaitEvent(comm, inputsReady, 0));
+  launch();
+  cudaEvent_t done = takeEvent();
+  ZRT_CUDA_CHECK(cudaEventRecord(done, comm));
+  int64_t handle = nextHandle++;
+  inFlight.push_back({handle, kind, countedBytes, done, /*waited=*/false});
+  notWaited.insert(handle);
+  return handle;
+}
+
+int64_t CudaRuntime::startAllGather(int32_t dtype, const void *shard,
+                                    void *full, int64_t numel,
+                                    int64_t shardNumel, void *staging,
+                                    int64_t countedBytes) {
+  size_t size = elementSize(dtype);
+  return startCollective(AllGather, countedBytes, [&] {
+    if (!nccl) {
+      // One rank: the gathered tensor is the shard (its padding dropped).
+      if (numel > 0 && full != shard)
+        ZRT_CUDA_CHECK(cudaMemcpyAsync(full, shard, numel * size,
+                                       cudaMemcpyDeviceToDevice, comm));
+      return;
+    }
+    void *receive = staging ? staging : full;
+    if (shardNumel > 0)
+      ZRT_NCCL_CHECK("all_gather",
+                     ncclAllGather(shard, receive, (size_t)shardNumel,
+                                   ncclType(dtype), nccl, comm));
+    if (staging && numel > 0)
+      ZRT_CUDA_CHECK(cudaMemcpyAsync(full, staging, numel * size,
+                                     cudaMemcpyDeviceToDevice, comm));
+  });
+}
+
+int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
+                                        void *shard, int64_t numel,
+                                        int64_t shardNumel, void *staging,
+                                        int64_t countedBytes) {
+  size_t size = elementSize(dtype);
+  return startCollective(ReduceScatter, countedBytes, [&] {
+    if (!nccl) {
+      // One rank: the shard is the tensor, zero padded.
+      if (numel > 0 && shard != full)
+        ZRT_CUDA_CHECK(cudaMemcpyAsync(shard, full, numel * size,
+                                       cudaMemcpyDeviceToDevice, comm));
+      if (shardNumel > numel)
+        ZRT_CUDA_CHECK(cudaMemsetAsync((char *)shard + numel * size, 0,
+                                       (shardNumel - numel) * size, comm));
+      return;
+    }
+    // NCCL reads W*S elements; a shorter tensor is reduced from a copy in
+    // the staging buffer, whose padding zrt_alloc zeroed.
+    const void *send = full;
+    if (staging) {
+      if (numel > 0)
+        ZRT_CUDA_CHECK(cudaMemcpyAsync(staging, full, numel * size,
+                                       cudaMemcpyDeviceToDevice, comm));
+      send = staging;
+    }
+    if (shardNumel > 0)
+      ZRT_NCCL_CHECK("reduce_scatter",
+                     ncclReduceScatter(send, shard, (size_t)shardNumel,
+                                       ncclType(dtype), ncclSum, nccl, comm));
+  });
+}
+
+int64_t CudaRuntime::startAllReduce(int32_t dtype, const void *x, void *y,
+                                    int64_t n, int64_t countedBytes) {
+  size_t size = elementSize(dtype);
+  return startCollective(AllReduce, countedBytes, [&] {
+    if (!nccl) {
+      if (n > 0 && x != y)
+        ZRT_CUDA_CHECK(
+            cudaMemcpyAsync(y, x, n * size, cudaMemcpyDeviceToDevice, comm));
+      return;
+    }
+    // In place (x == y) is NCCL's own in-place form.
+    if (n > 0)
+      ZRT_NCCL_CHECK(
+          "all_reduce",
+          ncclAllReduce(x, y, (size_t)n, ncclType(dtype), ncclSum, nccl, comm));
+  });
+}
+
+void CudaRuntime::wait(int64_t handle) {
+  // The CPU backend's messages (cpu/comm_queue.cpp), so misuse reads alike.
+  if (handle <= 0 || handle >= nextHandle)
+    fatal("zrt_wait: unknown handle %lld (handles so far: 1 to %lld)",
+          (long long)handle, (long long)nextHandle - 1);
+  if (!notWaited.erase(handle))
+    fatal("zrt_wait: handle %lld was already waited for; each handle is "
+          "waited for exactly once",
+          (long long)handle);
+  for (InFlight &collective : inFlight)
+    if (collective.handle == handle) {
+      // The kernels queued from now on (and the frees: the staging, the
+      // buffers of the collective) run after the transfer; the host goes on.
+      ZRT_CUDA_CHECK(cudaStreamWaitEvent(compute, collective.done, 0));
+      collective.waited = true;
+      return;
+    }
+  fatal("zrt_wait: handle %lld is not in flight", (long long)handle);
+}
+
+std::vector<int64_t> CudaRuntime::unwaited() const {
+  std::vector<int64_t> handles;
+  for (const InFlight &collective : inFlight)
+    if (!collective.waited)
+      handles.push_back(collective.handle);
+  return handles;
+}
+
+} // namespace zrt::cuda
