@@ -29,11 +29,6 @@ using namespace zero::sharding;
 
 namespace {
 
-int64_t byteSize(Value value) {
-  auto tensor = cast<RankedTensorType>(value.getType());
-  return tensor.getNumElements() * tensor.getElementTypeBitWidth() / 8;
-}
-
 /// The flat buffer `zero.pack` makes of `members` in `chunks` chunks.
 RankedTensorType packedType(ValueRange members, int64_t chunks) {
   int64_t elements = 0;
@@ -155,7 +150,7 @@ struct BucketCollectivesPass
           head->getAttr("world_size") != op->getAttr("world_size") ||
           getElementTypeOrSelf(head->getOperand(0).getType()) !=
               getElementTypeOrSelf(op->getOperand(0).getType()) ||
-          bytes + byteSize(op->getOperand(0)) > bucketBytes)
+          bytes + getByteSize(op->getOperand(0).getType()) > bucketBytes)
         return false;
       Operation *user = firstUserOf(bucket);
       return !user || op->isBeforeInBlock(user);
@@ -171,7 +166,7 @@ struct BucketCollectivesPass
         bytes = 0;
       }
       bucket.push_back(op);
-      bytes += byteSize(op->getOperand(0));
+      bytes += getByteSize(op->getOperand(0).getType());
     }
     flushReductionBucket(bucket);
   }

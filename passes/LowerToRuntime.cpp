@@ -24,12 +24,6 @@ using namespace mlir;
 using namespace zero;
 using namespace zero::sharding;
 
-static int64_t byteSize(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  return tensor.getNumElements() *
-         ((tensor.getElementTypeBitWidth() + 7) / 8);
-}
-
 namespace {
 
 /// Lowers the body of @train_step into @zero_program_step.
@@ -176,7 +170,7 @@ Value StepLowering::bufferFor(Value result, zrt_mem_category category,
   // same category is reused: the runtime's ledger stays exact.
   if (inPlaceOperand && owned.contains(inPlaceOperand) &&
       lastUse.lookup(inPlaceOperand) == dies &&
-      byteSize(inPlaceOperand.getType()) == byteSize(result.getType()) &&
+      getByteSize(inPlaceOperand.getType()) == getByteSize(result.getType()) &&
       categories.lookup(inPlaceOperand) == category) {
     owned.remove(inPlaceOperand);
     owned.insert(result);
@@ -185,7 +179,7 @@ Value StepLowering::bufferFor(Value result, zrt_mem_category category,
   }
   Location loc = result.getLoc();
   Value ptr = rt.call(loc, "zrt_alloc",
-                      {ctx, rt.i64(loc, byteSize(result.getType())),
+                      {ctx, rt.i64(loc, getByteSize(result.getType())),
                        rt.i32(loc, category)},
                       rt.ptrType())
                   .getResult(0);
@@ -582,7 +576,7 @@ void StepLowering::lowerReturn(func::ReturnOp ret, Value lossOut) {
     Value target = dest ? buf(dest) : lossOut;
     if (buf(value) != target)
       call(loc, "zrt_copy",
-           {buf(value), target, rt.i64(loc, byteSize(value.getType()))});
+           {buf(value), target, rt.i64(loc, getByteSize(value.getType()))});
   }
 }
 

@@ -46,4 +46,10 @@ int64_t getNumElements(Type type) {
   return cast<ShapedType>(type).getNumElements();
 }
 
+int64_t getByteSize(Type type) {
+  auto shaped = cast<ShapedType>(type);
+  return shaped.getNumElements() *
+         ((shaped.getElementTypeBitWidth() + 7) / 8);
+}
+
 } // namespace zero

@@ -64,6 +64,9 @@ llvm::StringRef getParamUnit(llvm::StringRef paramName);
 /// Element count of a statically shaped tensor type.
 int64_t getNumElements(mlir::Type type);
 
+/// Bytes of a statically shaped tensor type (elements of whole bytes).
+int64_t getByteSize(mlir::Type type);
+
 } // namespace zero
 
 #endif // ZERO_PASSES_PASSUTILS_H

@@ -18,7 +18,10 @@
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
+#include "passes/RuntimeCalls.h"
 #include "zero/zrt.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace zero {
 #define GEN_PASS_DEF_PLANMEMORY
@@ -40,13 +43,6 @@ struct PlannedBuffer {
   bool staging;
   int64_t offset = 0;
 };
-
-std::optional<int64_t> constantInt(Value value) {
-  if (auto constant = value.getDefiningOp<arith::ConstantOp>())
-    if (auto attr = dyn_cast<IntegerAttr>(constant.getValue()))
-      return attr.getInt();
-  return std::nullopt;
-}
 
 struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
   using PlanMemoryBase::PlanMemoryBase;
@@ -70,7 +66,7 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     int64_t worldSize = 1;
     describe.walk([&](func::CallOp call) {
       if (call.getCallee() == "zrt_declare_program")
-        worldSize = constantInt(call.getOperand(2)).value_or(1);
+        worldSize = getConstantIntValue(call.getOperand(2)).value_or(1);
     });
     for (StringRef name : {"zero_program_step", "zero_program_apply"})
       if (auto func = module.lookupSymbol<func::FuncOp>(name))
@@ -90,7 +86,7 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     unsigned position = 0;
     WalkResult result = func.walk([&](func::CallOp call) {
       ++position;
-      auto arg = [&](unsigned i) { return constantInt(call.getOperand(i)); };
+      auto arg = [&](unsigned i) { return getConstantIntValue(call.getOperand(i)); };
       StringRef callee = call.getCallee();
       if (callee == "zrt_alloc") {
         std::optional<int64_t> size = arg(1), category = arg(2);
@@ -111,21 +107,17 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
         auto it = byHandle.find(call.getOperand(1));
         if (it != byHandle.end())
           buffers[it->second].end = position;
-      } else {
-        // A padded all-gather or reduce-scatter stages the padded tensor
-        // (cpu/collectives.cpp): from its start to its wait.
-        bool async = callee.consume_back("_start");
-        if (callee != "zrt_all_gather" && callee != "zrt_reduce_scatter")
+      } else if (std::optional<CollectiveCall> collective =
+                     readCollectiveCall(call, worldSize)) {
+        // A padded collective stages the padded tensor from its start to
+        // its wait.
+        if (!collective->stagingBytes)
           return WalkResult::advance();
-        int64_t elem = arg(1).value_or(ZRT_F32) == ZRT_BF16 ? 2 : 4;
-        int64_t numel = arg(4).value_or(0), shard = arg(5).value_or(0);
-        int64_t padded = shard * worldSize;
-        if (numel >= padded || worldSize == 1)
-          return WalkResult::advance();
-        if (async)
+        if (collective->async)
           byHandle[call.getResult(0)] = buffers.size();
-        buffers.push_back({ZRT_MEM_COMM, padded * elem, position,
-                           async ? ~0u : position, call, /*staging=*/true});
+        buffers.push_back({ZRT_MEM_COMM, collective->stagingBytes, position,
+                           collective->async ? ~0u : position, call,
+                           /*staging=*/true});
       }
       return WalkResult::advance();
     });

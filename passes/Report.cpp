@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
+#include "passes/RuntimeCalls.h"
 #include "zero/zrt.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -26,7 +28,8 @@ using namespace zero;
 namespace {
 constexpr const char *kCategoryNames[ZRT_MEM_NUM_CATEGORIES] = {
     "param", "grad", "optimizer", "activation", "comm", "data"};
-enum Collective { AllGather, ReduceScatter, AllReduce, NumCollectives };
+/// Indexed by CollectiveCall::Kind.
+constexpr int NumCollectives = 3;
 constexpr const char *kCollectiveNames[NumCollectives] = {
     "all_gather", "reduce_scatter", "all_reduce"};
 
@@ -61,13 +64,6 @@ struct Model {
   int64_t numParams = 0;      // Psi
   int64_t paramBytes = 0;     // bytes per parameter element (2 or 4)
 };
-
-std::optional<int64_t> constantInt(Value value) {
-  if (auto constant = value.getDefiningOp<arith::ConstantOp>())
-    if (auto attr = dyn_cast<IntegerAttr>(constant.getValue()))
-      return attr.getInt();
-  return std::nullopt;
-}
 
 int64_t elementBytes(int64_t dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
 
@@ -123,7 +119,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
   LogicalResult replayDescribe(func::FuncOp describe, Ledger &ledger,
                                Model &model) {
     WalkResult result = describe.walk([&](func::CallOp call) {
-      auto arg = [&](unsigned i) { return constantInt(call.getOperand(i)); };
+      auto arg = [&](unsigned i) { return getConstantIntValue(call.getOperand(i)); };
       StringRef callee = call.getCallee();
       if (callee == "zrt_declare_program") {
         model.worldSize = arg(2).value_or(1);
@@ -147,7 +143,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         int64_t size = isInt ? 4 : elementBytes(*dtype);
         int64_t count =
             *sharded ? sharding::shardSize(numel, model.worldSize) : numel;
-        ledger.allocate(categoryOf(*role), count * size);
+        ledger.allocate(zrt_role_category(int32_t(*role)), count * size);
         if (*role == ZRT_ROLE_PARAM) {
           model.numParams += numel;
           model.paramBytes = size;
@@ -158,27 +154,13 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     return failure(result.wasInterrupted());
   }
 
-  static int32_t categoryOf(int64_t role) {
-    switch (role) {
-    case ZRT_ROLE_PARAM:
-      return ZRT_MEM_PARAM;
-    case ZRT_ROLE_ADAM_M:
-    case ZRT_ROLE_ADAM_V:
-    case ZRT_ROLE_MASTER:
-      return ZRT_MEM_OPTIMIZER;
-    case ZRT_ROLE_GRAD_ACCUM:
-      return ZRT_MEM_GRAD;
-    }
-    return ZRT_MEM_DATA;
-  }
-
   /// One run of a lowered function: its allocations, frees and collectives.
   LogicalResult replayBody(func::FuncOp body, Ledger &ledger,
                            const Model &model) {
     DenseMap<Value, std::pair<int32_t, int64_t>> live;
     DenseMap<Value, int64_t> stagingOf; // Handle -> staging bytes.
     WalkResult result = body.walk([&](func::CallOp call) {
-      auto arg = [&](unsigned i) { return constantInt(call.getOperand(i)); };
+      auto arg = [&](unsigned i) { return getConstantIntValue(call.getOperand(i)); };
       StringRef callee = call.getCallee();
       if (callee == "zrt_alloc") {
         std::optional<int64_t> size = arg(1), category = arg(2);
@@ -196,37 +178,20 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
           ledger.release(it->second.first, it->second.second);
           live.erase(it);
         }
-      } else {
+      } else if (callee == "zrt_wait") {
+        ledger.release(ZRT_MEM_COMM, stagingOf.lookup(call.getOperand(1)));
+      } else if (std::optional<CollectiveCall> collective =
+                     readCollectiveCall(call, model.worldSize)) {
         // Blocking and asynchronous forms move the same bytes; a padded
         // all-gather or reduce-scatter holds a staging copy (comm memory)
         // from its start to its wait (at once for the blocking form).
-        bool async = callee.consume_back("_start");
-        if (callee == "zrt_all_gather" || callee == "zrt_reduce_scatter") {
-          // (ctx, dtype, in, out, numel, shard_numel)
-          int64_t elem = elementBytes(arg(1).value_or(ZRT_F32));
-          int64_t numel = arg(4).value_or(0), shard = arg(5).value_or(0);
-          int64_t padded = shard * model.worldSize;
-          Collective kind =
-              callee == "zrt_all_gather" ? AllGather : ReduceScatter;
-          ledger.bytes[kind] += padded * elem;
-          ledger.calls[kind] += 1;
-          int64_t staging =
-              numel < padded && model.worldSize > 1 ? padded * elem : 0;
-          ledger.allocate(ZRT_MEM_COMM, staging);
-          if (async)
-            stagingOf[call.getResult(0)] = staging;
-          else
-            ledger.release(ZRT_MEM_COMM, staging);
-        } else if (callee == "zrt_all_reduce") {
-          // (ctx, dtype, x, y, n)
-          ledger.bytes[AllReduce] +=
-              2 * arg(4).value_or(0) * elementBytes(arg(1).value_or(ZRT_F32));
-          ledger.calls[AllReduce] += 1;
-          if (async)
-            stagingOf[call.getResult(0)] = 0;
-        } else if (callee == "zrt_wait") {
-          ledger.release(ZRT_MEM_COMM, stagingOf.lookup(call.getOperand(1)));
-        }
+        ledger.bytes[collective->kind] += collective->trafficBytes;
+        ledger.calls[collective->kind] += 1;
+        ledger.allocate(ZRT_MEM_COMM, collective->stagingBytes);
+        if (collective->async)
+          stagingOf[call.getResult(0)] = collective->stagingBytes;
+        else
+          ledger.release(ZRT_MEM_COMM, collective->stagingBytes);
       }
       return WalkResult::advance();
     });

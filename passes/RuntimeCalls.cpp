@@ -1,5 +1,8 @@
 //===- RuntimeCalls.cpp - emitting calls of the libzrt C ABI --------------===//
 #include "passes/RuntimeCalls.h"
+#include "zero/zrt.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -55,6 +58,30 @@ Value RuntimeCalls::string(Location loc, StringRef value) {
                            b.getStringAttr(bytes));
   }
   return LLVM::AddressOfOp::create(b, loc, ptrType(), name);
+}
+
+std::optional<CollectiveCall> readCollectiveCall(func::CallOp call,
+                                                 int64_t worldSize) {
+  StringRef callee = call.getCallee();
+  bool async = callee.consume_back("_start");
+  auto arg = [&](unsigned i) {
+    return getConstantIntValue(call.getOperand(i)).value_or(0);
+  };
+  int64_t elementBytes = arg(1) == ZRT_BF16 ? 2 : 4;
+  if (callee == "zrt_all_gather" || callee == "zrt_reduce_scatter") {
+    // (ctx, dtype, in, out, numel, shard_numel)
+    int64_t numel = arg(4), padded = arg(5) * worldSize;
+    bool staged = numel < padded && worldSize > 1;
+    return CollectiveCall{callee == "zrt_all_gather"
+                              ? CollectiveCall::AllGather
+                              : CollectiveCall::ReduceScatter,
+                          async, padded * elementBytes,
+                          staged ? padded * elementBytes : 0};
+  }
+  if (callee == "zrt_all_reduce") // (ctx, dtype, x, y, n)
+    return CollectiveCall{CollectiveCall::AllReduce, async,
+                          2 * arg(4) * elementBytes, 0};
+  return std::nullopt;
 }
 
 } // namespace zero

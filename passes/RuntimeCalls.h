@@ -13,6 +13,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
+
 namespace zero {
 
 class RuntimeCalls {
@@ -41,6 +43,24 @@ private:
   mlir::OpBuilder &b;
   unsigned numStrings = 0;
 };
+
+/// A collective call of the lowered program, read back the way libzrt counts
+/// it (runtime/cpu/collectives.cpp): the bytes it moves (an all-gather or
+/// reduce-scatter the padded tensor, an all-reduce twice its buffer) and
+/// the staging copy of the padded tensor a padded all-gather or
+/// reduce-scatter holds as comm memory from its start to its wait.
+struct CollectiveCall {
+  enum Kind { AllGather, ReduceScatter, AllReduce };
+  Kind kind;
+  bool async; // a zrt_*_start: its result is the handle zrt_wait takes
+  int64_t trafficBytes;
+  int64_t stagingBytes;
+};
+
+/// `call` as a collective of a program compiled for `worldSize` ranks, or
+/// nothing when it calls something else.
+std::optional<CollectiveCall> readCollectiveCall(mlir::func::CallOp call,
+                                                 int64_t worldSize);
 
 } // namespace zero
 

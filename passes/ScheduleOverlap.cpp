@@ -28,11 +28,6 @@ struct Transfer {
   int64_t bytes;
 };
 
-int64_t bytesOf(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  return tensor.getNumElements() * tensor.getElementTypeBitWidth() / 8;
-}
-
 struct ScheduleOverlapPass
     : zero::impl::ScheduleOverlapBase<ScheduleOverlapPass> {
   using ScheduleOverlapBase::ScheduleOverlapBase;
@@ -94,7 +89,7 @@ struct ScheduleOverlapPass
                       (isa<BlockArgument>(input) || packOfArguments(input));
       bool isBounded = !isGather && resultType.getRank() > 0;
       transfers.push_back(
-          {start, wait, isGather, isBounded, bytesOf(resultType)});
+          {start, wait, isGather, isBounded, getByteSize(resultType)});
     }
     return transfers;
   }

@@ -96,6 +96,25 @@ typedef enum zrt_mem_category {
   ZRT_MEM_NUM_CATEGORIES = 6
 } zrt_mem_category;
 
+/* The ledger category of the buffer the runtime allocates for an argument
+ * of `role` (data and scalars count as data). Inline, not a symbol: the
+ * compiler's memory report (passes/Report.cpp) must charge arguments exactly
+ * as the runtime does. */
+static inline int32_t zrt_role_category(int32_t role) {
+  switch (role) {
+  case ZRT_ROLE_PARAM:
+    return ZRT_MEM_PARAM;
+  case ZRT_ROLE_ADAM_M:
+  case ZRT_ROLE_ADAM_V:
+  case ZRT_ROLE_MASTER:
+    return ZRT_MEM_OPTIMIZER;
+  case ZRT_ROLE_GRAD_ACCUM:
+    return ZRT_MEM_GRAD;
+  default:
+    return ZRT_MEM_DATA;
+  }
+}
+
 /* Declares the program: ABI version, compiled world size and ZeRO stage, the
  * task, and the data shape. CLASSIFY: global_batch rows of num_features
  * floats, num_classes classes (seq_len is 1). LM: global_batch sequences of

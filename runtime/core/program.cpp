@@ -252,25 +252,11 @@ ArgSlice argSlice(const zrt_context *ctx, const ArgDesc &arg) {
   return {ctx->rank * s, s};
 }
 
-static int32_t bufferCategory(int32_t role) {
-  switch (role) {
-  case ZRT_ROLE_PARAM:
-    return ZRT_MEM_PARAM;
-  case ZRT_ROLE_ADAM_M:
-  case ZRT_ROLE_ADAM_V:
-  case ZRT_ROLE_MASTER:
-    return ZRT_MEM_OPTIMIZER;
-  case ZRT_ROLE_GRAD_ACCUM:
-    return ZRT_MEM_GRAD;
-  }
-  return ZRT_MEM_DATA;
-}
-
 std::vector<void *> allocateArgs(zrt_context *ctx) {
   std::vector<void *> buffers;
   for (const ArgDesc &arg : ctx->args) {
     int64_t bytes = argSlice(ctx, arg).count * elementBytes(arg);
-    buffers.push_back(zrt_alloc(ctx, bytes, bufferCategory(arg.role)));
+    buffers.push_back(zrt_alloc(ctx, bytes, zrt_role_category(arg.role)));
   }
   return buffers;
 }

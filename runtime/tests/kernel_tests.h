@@ -12,6 +12,7 @@
 
 #include "core/context.h"
 #include "tests/checker.h"
+#include "tests/random_data.h"
 
 #include <cstdint>
 #include <functional>
@@ -25,11 +26,6 @@ namespace zrt {
 /// (float32, h = 1e-2: truncation ~h^2 and rounding ~1e-7 / h, both far
 /// below it).
 constexpr double kFiniteDifferenceTolerance = 2e-3;
-
-extern std::mt19937 testRng;
-
-std::vector<float> randomVector(int64_t n, float lo = -1.0f, float hi = 1.0f);
-std::vector<int32_t> randomInts(int64_t n, int32_t bound);
 
 /// Central differences, in float32 through the kernels themselves, of
 /// L(x) = sum_j dy[j] * forward()[j] with respect to every element of x

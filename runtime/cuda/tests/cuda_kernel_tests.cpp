@@ -39,6 +39,7 @@
 #include "core/device.h"
 #include "cuda/backend.h"
 #include "tests/checker.h"
+#include "tests/random_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -60,24 +61,6 @@ constexpr double kBf16Ulp = 1.0 / 128;
 
 double tol(int32_t dtype, double f32, int bf16Ulps = 2) {
   return dtype == ZRT_BF16 ? bf16Ulps * kBf16Ulp : f32;
-}
-
-std::mt19937 rng(1234);
-
-std::vector<float> uniform(int64_t n, float lo = -1.0f, float hi = 1.0f) {
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-std::vector<int32_t> randomInts(int64_t n, int32_t bound) {
-  std::uniform_int_distribution<int32_t> dist(0, bound - 1);
-  std::vector<int32_t> v(n);
-  for (int32_t &x : v)
-    x = dist(rng);
-  return v;
 }
 
 std::string str(int64_t value) { return std::to_string(value); }
@@ -253,7 +236,7 @@ void testMatmul(Harness &h) {
     for (const Shape &s : small)
       for (int ta = 0; ta < 2; ++ta)
         for (int tb = 0; tb < 2; ++tb) {
-          auto a = uniform(s.m * s.k), b = uniform(s.k * s.n);
+          auto a = randomVector(s.m * s.k), b = randomVector(s.k * s.n);
           h.close(std::string("matmul ") + dtypeName(dtype) + " m=" + str(s.m) +
                       " n=" + str(s.n) + " k=" + str(s.k) +
                       " transA=" + str(ta) + " transB=" + str(tb),
@@ -275,7 +258,7 @@ void testMatmul(Harness &h) {
                      {512, 768, 2304, 0, 1, "GPT-2 input grad"}};
   for (int32_t dtype : kDtypes)
     for (const Big &s : big) {
-      auto a = uniform(s.m * s.k), b = uniform(s.k * s.n);
+      auto a = randomVector(s.m * s.k), b = randomVector(s.k * s.n);
       h.close(std::string("matmul ") + dtypeName(dtype) + " " + s.what +
                   " m=" + str(s.m) + " n=" + str(s.n) + " k=" + str(s.k),
               tol(dtype, kGemm), [&](zrt_context *ctx, Buffers &buf) {
@@ -313,7 +296,7 @@ void testBias(Harness &h) {
     for (const Shape &s : shapes) {
       std::string suffix = std::string(" ") + dtypeName(dtype) + " " +
                            str(s.rows) + "x" + str(s.cols);
-      auto x = uniform(s.rows * s.cols), bias = uniform(s.cols);
+      auto x = randomVector(s.rows * s.cols), bias = randomVector(s.cols);
       h.close("bias_add" + suffix, tol(dtype, kElementwise),
               [&](zrt_context *ctx, Buffers &buf) {
                 void *y = buf.nans(dtype, s.rows * s.cols);
@@ -343,7 +326,7 @@ void testElementwise(Harness &h) {
   for (int32_t dtype : kDtypes)
     for (int64_t n : sizes) {
       std::string suffix = std::string(" ") + dtypeName(dtype) + " n=" + str(n);
-      auto a = uniform(n, -3, 3), b = uniform(n, -3, 3), dy = uniform(n);
+      auto a = randomVector(n, -3, 3), b = randomVector(n, -3, 3), dy = randomVector(n);
       double e = tol(dtype, kElementwise);
       h.close("add" + suffix, e, [&](zrt_context *ctx, Buffers &buf) {
         void *y = buf.nans(dtype, n);
@@ -416,7 +399,7 @@ void testSlices(Harness &h) {
   for (int32_t dtype : kDtypes)
     for (const Shape &s : shapes) {
       std::string suffix = std::string(" ") + dtypeName(dtype) + " " + s.what;
-      auto x = uniform(s.rows * s.cols), dy = uniform(s.rows * s.size);
+      auto x = randomVector(s.rows * s.cols), dy = randomVector(s.rows * s.size);
       h.exact("slice_cols" + suffix, [&](zrt_context *ctx, Buffers &buf) {
         void *y = buf.nans(dtype, s.rows * s.size);
         zrt_slice_cols(ctx, dtype, buf.floats(dtype, x), y, s.rows, s.cols,
@@ -444,7 +427,7 @@ void testSoftmaxXent(Harness &h) {
       std::string suffix = std::string(" ") + dtypeName(dtype) + " " +
                            str(s.rows) + "x" + str(s.cols);
       // Large logits: the maximum must be subtracted before exponentiating.
-      auto logits = uniform(s.rows * s.cols, -20, 20);
+      auto logits = randomVector(s.rows * s.cols, -20, 20);
       auto labels = randomInts(s.rows, (int32_t)s.cols);
       labels[0] = 0;
       labels[s.rows - 1] = (int32_t)s.cols - 1;
@@ -486,7 +469,7 @@ void testEmbedding(Harness &h) {
       std::copy(few.begin(), few.end(), ids.begin());
       ids[s.n - 1] = (int32_t)s.vocab - 1;
       ids[s.n / 2] = 0;
-      auto table = uniform(s.vocab * s.dim), dout = uniform(s.n * s.dim);
+      auto table = randomVector(s.vocab * s.dim), dout = randomVector(s.n * s.dim);
       h.exact("embedding" + suffix, [&](zrt_context *ctx, Buffers &buf) {
         void *out = buf.nans(dtype, s.n * s.dim);
         zrt_embedding(ctx, dtype, (const int32_t *)buf.ints(ids),
@@ -516,8 +499,8 @@ void testNorms(Harness &h) {
                            str(s.rows) + "x" + str(s.cols);
       // An offset mean: the variance must not be computed as E[x^2]-E[x]^2
       // carelessly.
-      auto x = uniform(s.rows * s.cols, 2, 6), dy = uniform(s.rows * s.cols);
-      auto gamma = uniform(s.cols, 0.5f, 1.5f), beta = uniform(s.cols);
+      auto x = randomVector(s.rows * s.cols, 2, 6), dy = randomVector(s.rows * s.cols);
+      auto gamma = randomVector(s.cols, 0.5f, 1.5f), beta = randomVector(s.cols);
       double r = tol(dtype, kReduction);
       h.close("layer_norm" + suffix, r, [&](zrt_context *ctx, Buffers &buf) {
         void *y = buf.nans(dtype, s.rows * s.cols);
@@ -570,7 +553,7 @@ void testRope(Harness &h) {
                              str(s.batch) + " seq " + str(s.seq) + " heads " +
                              str(s.heads) + " head_dim " + str(s.headDim) +
                              (inverse ? " inverse" : "");
-        auto x = uniform(n);
+        auto x = randomVector(n);
         h.close("rope" + suffix, tol(dtype, kReduction),
                 [&](zrt_context *ctx, Buffers &buf) {
                   void *y = buf.nans(dtype, n);
@@ -608,8 +591,8 @@ void testAttention(Harness &h) {
                            " (batch " + str(s.batch) + " seq " + str(s.seq) +
                            " heads " + str(s.heads) + "/" + str(s.kvHeads) +
                            " head_dim " + str(s.headDim) + ")";
-      auto q = uniform(qn), k = uniform(kvn), v = uniform(kvn);
-      auto dout = uniform(qn);
+      auto q = randomVector(qn), k = randomVector(kvn), v = randomVector(kvn);
+      auto dout = randomVector(qn);
       double e = tol(dtype, kGemm, /*bf16Ulps=*/4);
       h.close("attention" + suffix, e, [&](zrt_context *ctx, Buffers &buf) {
         void *out = buf.nans(dtype, qn);
@@ -638,7 +621,7 @@ void testOptimizer(Harness &h) {
   for (int32_t dtype : kDtypes)
     for (int64_t n : sizes) {
       std::string suffix = std::string(" ") + dtypeName(dtype) + " n=" + str(n);
-      auto x = uniform(n, -2, 2);
+      auto x = randomVector(n, -2, 2);
       h.close("sum_squares" + suffix, kReduction,
               [&](zrt_context *ctx, Buffers &buf) {
                 void *out = buf.nans(ZRT_F32, 1);
@@ -646,8 +629,8 @@ void testOptimizer(Harness &h) {
                                 n);
                 return std::vector<void *>{out};
               });
-      auto p = uniform(n), g = uniform(n), m = uniform(n, -0.1f, 0.1f);
-      auto v = uniform(n, 0.0f, 0.01f);
+      auto p = randomVector(n), g = randomVector(n), m = randomVector(n, -0.1f, 0.1f);
+      auto v = randomVector(n, 0.0f, 0.01f);
       for (int scaled = 0; scaled < 2; ++scaled)
         for (int inPlace = 0; inPlace < 2; ++inPlace) {
           std::string what = std::string("adamw") + suffix +
@@ -714,7 +697,7 @@ std::vector<float> castInputs() {
                           -INFINITY,
                           bits(0x00000001u), // smallest subnormal
                           1e-40f};
-  std::vector<float> more = uniform(1000, -1e3f, 1e3f);
+  std::vector<float> more = randomVector(1000, -1e3f, 1e3f);
   v.insert(v.end(), more.begin(), more.end());
   return v;
 }
@@ -756,7 +739,7 @@ void testMemoryOps(Harness &h, zrt_context *cpuShards[2],
   for (int64_t bytes : byteCounts) {
     std::vector<unsigned char> data(bytes);
     for (unsigned char &c : data)
-      c = (unsigned char)rng();
+      c = (unsigned char)testRng();
     h.exact("copy " + str(bytes) + " bytes",
             [&](zrt_context *ctx, Buffers &buf) {
               void *dst = buf.raw(std::vector<unsigned char>(bytes, 0xab));
@@ -784,7 +767,7 @@ void testMemoryOps(Harness &h, zrt_context *cpuShards[2],
     for (int64_t numel : numels)
       for (int r = 0; r < 2; ++r) {
         int64_t s = (numel + 2) / 3;
-        auto full = uniform(numel);
+        auto full = randomVector(numel);
         Harness shard{cpuShards[r], gpuShards[r], h.check};
         shard.exact(std::string("shard_slice ") + dtypeName(dtype) + " numel " +
                         str(numel) + " rank " + str(r + 1) + " of 3",
@@ -831,6 +814,7 @@ zrt_context *gpuContext(int rank = 0, int worldSize = 1) {
 } // namespace
 
 int main(int argc, char **argv) {
+  testRng.seed(1234);
   std::string why;
   if (cuda::visibleGpus(why) <= 0) {
     std::fprintf(stderr, "error: no CUDA GPU is visible (%s)\n", why.c_str());

@@ -7,6 +7,9 @@
   losses.py same OUT OUT...      every file has the same steps and losses
                                  within a relative 1e-5 of the first file
                                  (runs differ only in float summation order)
+  losses.py close TOL OUT OUT... the same within a relative TOL: runs on
+                                 different backends (a GPU's GEMMs may use
+                                 TF32, its reductions another order)
 """
 import re
 import sys
@@ -39,7 +42,7 @@ def falls(path):
         sys.exit("error: loss did not fall enough")
 
 
-def same(paths):
+def same(paths, tolerance=1e-5):
     reference = read_losses(paths[0])
     for path in paths[1:]:
         losses = read_losses(path)
@@ -47,8 +50,9 @@ def same(paths):
             sys.exit(f"{path}: {len(losses)} steps, {paths[0]} has {len(reference)}")
         worst = max(abs(a - b) / max(abs(b), 1e-6) for a, b in zip(losses, reference))
         print(f"losses agree: {len(losses)} steps, max relative difference {worst:.2g}")
-        if worst > 1e-5:
-            sys.exit(f"error: {path} differs from {paths[0]} by {worst:.3g}")
+        if not worst <= tolerance:
+            sys.exit(f"error: {path} differs from {paths[0]} by {worst:.3g} "
+                     f"(tolerance {tolerance})")
 
 
 if __name__ == "__main__":
@@ -56,5 +60,7 @@ if __name__ == "__main__":
         falls(sys.argv[2])
     elif len(sys.argv) >= 4 and sys.argv[1] == "same":
         same(sys.argv[2:])
+    elif len(sys.argv) >= 5 and sys.argv[1] == "close":
+        same(sys.argv[3:], float(sys.argv[2]))
     else:
         sys.exit(__doc__)
