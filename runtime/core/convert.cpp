@@ -2,6 +2,8 @@
 
 #include "core/convert.h"
 
+#include "core/bf16.h"
+
 #include "zero/zrt.h"
 
 #include <cmath>
@@ -9,22 +11,9 @@
 
 namespace zrt {
 
-uint16_t floatToBf16Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  // Rounding a NaN whose payload sits in the low half would make infinity.
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t)((bits >> 16) | 0x0040u);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return (uint16_t)(bits >> 16);
-}
+uint16_t floatToBf16Bits(float value) { return bf16::roundFromFloat(value); }
 
-float bf16BitsToFloat(uint16_t bits) {
-  uint32_t wide = (uint32_t)bits << 16;
-  float value;
-  std::memcpy(&value, &wide, sizeof(value));
-  return value;
-}
+float bf16BitsToFloat(uint16_t bits) { return bf16::widenToFloat(bits); }
 
 float f16BitsToFloat(uint16_t bits) {
   int sign = bits >> 15, exponent = (bits >> 10) & 0x1f,

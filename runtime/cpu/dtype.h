@@ -12,10 +12,10 @@
 #ifndef ZRT_CPU_DTYPE_H
 #define ZRT_CPU_DTYPE_H
 
+#include "core/bf16.h"
 #include "zero/zrt.h"
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -27,24 +27,13 @@ struct Bf16 {
   uint16_t bits;
 };
 
-/// Round to nearest, ties to even. NaNs stay NaN (quieted, sign kept): plain
-/// rounding would carry a NaN whose payload lives only in the low 16 bits
-/// into infinity.
+/// Rounded as core/bf16.h says, the one rounding the CPU and CUDA backends
+/// share.
 inline Bf16 floatToBf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return Bf16{(uint16_t)((bits >> 16) | 0x0040u)};
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return Bf16{(uint16_t)(bits >> 16)};
+  return Bf16{bf16::roundFromFloat(value)};
 }
 
-inline float bf16ToFloat(Bf16 value) {
-  uint32_t bits = (uint32_t)value.bits << 16;
-  float result;
-  std::memcpy(&result, &bits, sizeof(result));
-  return result;
-}
+inline float bf16ToFloat(Bf16 value) { return bf16::widenToFloat(value.bits); }
 
 inline float load(const float *data, int64_t i) { return data[i]; }
 inline float load(const Bf16 *data, int64_t i) { return bf16ToFloat(data[i]); }

@@ -6,11 +6,12 @@
 // warp and block sums, launch sizes, stream-ordered scratch, and the
 // column reduction behind sum_rows and the norms' parameter gradients.
 //
-// bf16 is rounded by hand rather than with __float2bfloat16_rn: the two agree
-// on every number, but the CPU backend turns a NaN into (bits >> 16) | 0x40
-// and the hardware into a canonical NaN; doing what the CPU does keeps the
-// two backends bit-identical even there, for the cost of a few integer
-// instructions in memory-bound kernels.
+// bf16 is rounded by hand (core/bf16.h, shared with the CPU backend) rather
+// than with __float2bfloat16_rn: the two agree on every number, but the CPU
+// backend turns a NaN into (bits >> 16) | 0x40 and the hardware into a
+// canonical NaN; one rounding for both keeps the two backends bit-identical
+// even there, for the cost of a few integer instructions in memory-bound
+// kernels.
 //
 // Every reduction here has a fixed shape (fixed shuffles, fixed shared-memory
 // order, a grid that depends only on the sizes), so results are the same run
@@ -20,6 +21,7 @@
 #ifndef ZRT_CUDA_DEVICE_MATH_CUH
 #define ZRT_CUDA_DEVICE_MATH_CUH
 
+#include "core/bf16.h"
 #include "core/check.h"
 #include "cuda/cuda_check.h"
 #include "cuda/kernels.h"
@@ -75,16 +77,10 @@ template <typename T> __device__ __forceinline__ T fromFloat(float v);
 template <> __device__ __forceinline__ float fromFloat<float>(float v) {
   return v;
 }
-/// Round to nearest even, NaN quieted with its sign kept: exactly the CPU
-/// backend's floatToBf16 (see the file comment).
+/// Round to nearest even, NaN quieted with its sign kept: the CPU backend's
+/// rounding, from core/bf16.h (see the file comment).
 template <> __device__ __forceinline__ Bf16 fromFloat<Bf16>(float v) {
-  uint32_t bits = __float_as_uint(v);
-  uint32_t upper;
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    upper = (bits >> 16) | 0x0040u;
-  else
-    upper = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-  return __ushort_as_bfloat16((unsigned short)upper);
+  return __ushort_as_bfloat16(bf16::roundFromFloat(v));
 }
 
 template <typename T>

@@ -14,6 +14,11 @@
 // dx last means the kernels are right even if a caller passes dx == dy or
 // dx == x, which the CPU loops also tolerate.
 //
+// Each norm is a struct of its per-row pieces (LayerNormRows, RmsNormRows):
+// its statistics, used by the forward kernel and the backward one alike, a
+// row of dx, and its parameter-gradient terms. Every row sum goes through
+// rowMeans, and one backward routine (normGrad) serves both norms.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cuda/device_math.cuh"
@@ -35,61 +40,36 @@ unsigned warpRowBlocks(int64_t rows) {
   for (int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; \
        r < (rows); r += (int64_t)gridDim.x * (blockDim.x / 32))
 
-/// (mean, 1 / sqrt(biased variance + eps)) of a row, in every lane.
-template <typename T>
-__device__ float2 layerNormStats(const T *row, int64_t cols, float eps) {
+//===--- Row reductions ---------------------------------------------------===//
+
+/// kN means over a row, computed in one pass and returned to every lane.
+template <int kN> struct RowMeans { float v[kN]; };
+
+/// Lane l calls term(c, acc) for c = l, l + 32, ... < cols, adding the kN
+/// terms of column c to acc[k]; the warp then adds the lanes and divides by
+/// cols. Every statistic and every backward row sum of both norms goes
+/// through here, so they all add in the same, size-determined order.
+template <int kN, typename Term>
+__device__ RowMeans<kN> rowMeans(int64_t cols, const Term &term) {
   const int lane = threadIdx.x % 32;
-  float sum = 0.0f;
+  RowMeans<kN> means;
+  for (int k = 0; k < kN; ++k)
+    means.v[k] = 0.0f;
   for (int64_t c = lane; c < cols; c += 32)
-    sum += load(row, c);
-  const float mean = warpSum(sum) / (float)cols;
-  float squares = 0.0f;
-  for (int64_t c = lane; c < cols; c += 32) {
-    float d = load(row, c) - mean;
-    squares += d * d;
-  }
-  squares = warpSum(squares);
-  return make_float2(mean, 1.0f / sqrtf(squares / (float)cols + eps));
+    term(c, means.v);
+  for (int k = 0; k < kN; ++k)
+    means.v[k] = warpSum(means.v[k]) / (float)cols;
+  return means;
 }
 
-/// 1 / sqrt(mean(row^2) + eps), in every lane.
-template <typename T>
-__device__ float rmsInv(const T *row, int64_t cols, float eps) {
-  const int lane = threadIdx.x % 32;
-  float squares = 0.0f;
-  for (int64_t c = lane; c < cols; c += 32) {
-    float v = load(row, c);
-    squares += v * v;
-  }
-  squares = warpSum(squares);
-  return 1.0f / sqrtf(squares / (float)cols + eps);
+/// The mean over a row of term(c), in every lane.
+template <typename Term>
+__device__ float rowMean(int64_t cols, const Term &term) {
+  return rowMeans<1>(cols, [&](int64_t c, float *acc) { acc[0] += term(c); })
+      .v[0];
 }
 
 //===--- LayerNorm --------------------------------------------------------===//
-
-template <typename T>
-__global__ void layerNormKernel(const T *x, const T *gamma, const T *beta, T *y,
-                                int64_t rows, int64_t cols, float eps) {
-  const int lane = threadIdx.x % 32;
-  FOR_EACH_WARP_ROW(r, rows) {
-    const T *row = x + r * cols;
-    const float2 s = layerNormStats(row, cols, eps);
-    for (int64_t c = lane; c < cols; c += 32) {
-      float xHat = (load(row, c) - s.x) * s.y;
-      store(y + r * cols, c, xHat * load(gamma, c) + load(beta, c));
-    }
-  }
-}
-
-template <typename T>
-__global__ void layerNormStatsKernel(const T *x, float2 *stats, int64_t rows,
-                                     int64_t cols, float eps) {
-  FOR_EACH_WARP_ROW(r, rows) {
-    const float2 s = layerNormStats(x + r * cols, cols, eps);
-    if (threadIdx.x % 32 == 0)
-      stats[r] = s;
-  }
-}
 
 /// dgamma += dy * xHat, dbeta += dy.
 template <typename T> struct LayerNormParamGrads {
@@ -106,57 +86,59 @@ template <typename T> struct LayerNormParamGrads {
   }
 };
 
-// With xHat = (x - mean) * rstd and g = dy * gamma:
-//   dx = rstd * (g - mean(g) - xHat * mean(g * xHat)).
+/// LayerNorm's rows: the statistics (mean, 1 / sqrt(biased variance + eps))
+/// and, from them, a row of dx.
+struct LayerNormRows {
+  using Value = float2;
+  template <typename T> using ParamGrads = LayerNormParamGrads<T>;
+  static constexpr int kParams = 2; // dgamma, dbeta
+
+  template <typename T>
+  __device__ static float2 stats(const T *row, int64_t cols, float eps) {
+    const float mean = rowMean(cols, [&](int64_t c) { return load(row, c); });
+    const float variance = rowMean(cols, [&](int64_t c) {
+      float d = load(row, c) - mean;
+      return d * d;
+    });
+    return make_float2(mean, 1.0f / sqrtf(variance + eps));
+  }
+
+  // With xHat = (x - mean) * rstd and g = dy * gamma:
+  //   dx = rstd * (g - mean(g) - xHat * mean(g * xHat)).
+  template <typename T>
+  __device__ static void dx(const T *row, const T *gamma, const T *dyRow,
+                            float2 s, T *dxRow, int64_t cols) {
+    // mean(g) and mean(g * xHat), in one pass over the row.
+    const RowMeans<2> means = rowMeans<2>(cols, [&](int64_t c, float *acc) {
+      float xHat = (load(row, c) - s.x) * s.y;
+      float g = load(dyRow, c) * load(gamma, c);
+      acc[0] += g;
+      acc[1] += g * xHat;
+    });
+    const float meanG = means.v[0], meanGxHat = means.v[1];
+    for (int64_t c = threadIdx.x % 32; c < cols; c += 32) {
+      float xHat = (load(row, c) - s.x) * s.y;
+      float g = load(dyRow, c) * load(gamma, c);
+      store(dxRow, c, s.y * (g - meanG - xHat * meanGxHat));
+    }
+  }
+};
+
 template <typename T>
-__global__ void layerNormDxKernel(const T *x, const T *gamma, const T *dy,
-                                  const float2 *stats, T *dx, int64_t rows,
-                                  int64_t cols) {
+__global__ void layerNormKernel(const T *x, const T *gamma, const T *beta, T *y,
+                                int64_t rows, int64_t cols, float eps) {
   const int lane = threadIdx.x % 32;
   FOR_EACH_WARP_ROW(r, rows) {
     const T *row = x + r * cols;
-    const T *dyRow = dy + r * cols;
-    const float2 s = stats[r];
-    float meanG = 0.0f, meanGxHat = 0.0f;
+    const float2 s = LayerNormRows::stats(row, cols, eps);
     for (int64_t c = lane; c < cols; c += 32) {
       float xHat = (load(row, c) - s.x) * s.y;
-      float g = load(dyRow, c) * load(gamma, c);
-      meanG += g;
-      meanGxHat += g * xHat;
-    }
-    meanG = warpSum(meanG) / (float)cols;
-    meanGxHat = warpSum(meanGxHat) / (float)cols;
-    for (int64_t c = lane; c < cols; c += 32) {
-      float xHat = (load(row, c) - s.x) * s.y;
-      float g = load(dyRow, c) * load(gamma, c);
-      store(dx + r * cols, c, s.y * (g - meanG - xHat * meanGxHat));
+      store(y + r * cols, c, xHat * load(gamma, c) + load(beta, c));
     }
   }
 }
 
 //===--- RMSNorm ----------------------------------------------------------===//
-
-template <typename T>
-__global__ void rmsNormKernel(const T *x, const T *gamma, T *y, int64_t rows,
-                              int64_t cols, float eps) {
-  const int lane = threadIdx.x % 32;
-  FOR_EACH_WARP_ROW(r, rows) {
-    const T *row = x + r * cols;
-    const float inv = rmsInv(row, cols, eps);
-    for (int64_t c = lane; c < cols; c += 32)
-      store(y + r * cols, c, load(row, c) * inv * load(gamma, c));
-  }
-}
-
-template <typename T>
-__global__ void rmsStatsKernel(const T *x, float *invs, int64_t rows,
-                               int64_t cols, float eps) {
-  FOR_EACH_WARP_ROW(r, rows) {
-    const float inv = rmsInv(x + r * cols, cols, eps);
-    if (threadIdx.x % 32 == 0)
-      invs[r] = inv;
-  }
-}
 
 /// dgamma += dy * x * inv.
 template <typename T> struct RmsNormParamGrad {
@@ -169,30 +151,104 @@ template <typename T> struct RmsNormParamGrad {
   }
 };
 
-// With inv the row's 1 / rms and g = dy * gamma:
-//   dx = inv * g - x * inv^3 * mean(g * x).
+/// RMSNorm's rows: the statistic 1 / sqrt(mean(row^2) + eps) and, from it,
+/// a row of dx.
+struct RmsNormRows {
+  using Value = float;
+  template <typename T> using ParamGrads = RmsNormParamGrad<T>;
+  static constexpr int kParams = 1; // dgamma
+
+  template <typename T>
+  __device__ static float stats(const T *row, int64_t cols, float eps) {
+    const float meanSquare = rowMean(cols, [&](int64_t c) {
+      float v = load(row, c);
+      return v * v;
+    });
+    return 1.0f / sqrtf(meanSquare + eps);
+  }
+
+  // With inv the row's 1 / rms and g = dy * gamma:
+  //   dx = inv * g - x * inv^3 * mean(g * x).
+  template <typename T>
+  __device__ static void dx(const T *row, const T *gamma, const T *dyRow,
+                            float inv, T *dxRow, int64_t cols) {
+    const float meanGx = rowMean(cols, [&](int64_t c) {
+      return load(dyRow, c) * load(gamma, c) * load(row, c);
+    });
+    const float cubed = inv * inv * inv;
+    for (int64_t c = threadIdx.x % 32; c < cols; c += 32) {
+      float g = load(dyRow, c) * load(gamma, c);
+      store(dxRow, c, inv * g - load(row, c) * cubed * meanGx);
+    }
+  }
+};
+
 template <typename T>
-__global__ void rmsNormDxKernel(const T *x, const T *gamma, const T *dy,
-                                const float *invs, T *dx, int64_t rows,
-                                int64_t cols) {
+__global__ void rmsNormKernel(const T *x, const T *gamma, T *y, int64_t rows,
+                              int64_t cols, float eps) {
   const int lane = threadIdx.x % 32;
   FOR_EACH_WARP_ROW(r, rows) {
     const T *row = x + r * cols;
-    const T *dyRow = dy + r * cols;
-    const float inv = invs[r];
-    float meanGx = 0.0f;
+    const float inv = RmsNormRows::stats(row, cols, eps);
     for (int64_t c = lane; c < cols; c += 32)
-      meanGx += load(dyRow, c) * load(gamma, c) * load(row, c);
-    meanGx = warpSum(meanGx) / (float)cols;
-    const float cubed = inv * inv * inv;
-    for (int64_t c = lane; c < cols; c += 32) {
-      float g = load(dyRow, c) * load(gamma, c);
-      store(dx + r * cols, c, inv * g - load(row, c) * cubed * meanGx);
-    }
+      store(y + r * cols, c, load(row, c) * inv * load(gamma, c));
+  }
+}
+
+//===--- Backward passes (both norms) -------------------------------------===//
+
+/// stats[r] = Norm::stats of row r.
+template <typename Norm, typename T>
+__global__ void rowStatsKernel(const T *x, typename Norm::Value *stats,
+                               int64_t rows, int64_t cols, float eps) {
+  FOR_EACH_WARP_ROW(r, rows) {
+    const typename Norm::Value s = Norm::stats(x + r * cols, cols, eps);
+    if (threadIdx.x % 32 == 0)
+      stats[r] = s;
+  }
+}
+
+/// Row r of dx from the statistics rowStatsKernel left in `stats`.
+template <typename Norm, typename T>
+__global__ void rowDxKernel(const T *x, const T *gamma, const T *dy,
+                            const typename Norm::Value *stats, T *dx,
+                            int64_t rows, int64_t cols) {
+  FOR_EACH_WARP_ROW(r, rows) {
+    Norm::dx(x + r * cols, gamma, dy + r * cols, stats[r], dx + r * cols, cols);
   }
 }
 
 #undef FOR_EACH_WARP_ROW
+
+/// Every row's statistics into scratch (the ABI passes none), the parameter
+/// gradients summed over the rows (zeros when there are none), then dx,
+/// last (see the file comment). `kernel` names the entry point for the
+/// launch checks (ZRT_CUDA_CHECK_LAUNCH may ignore it).
+template <typename Norm, typename T>
+void normGrad([[maybe_unused]] const char *kernel, cudaStream_t stream,
+              const T *x, const T *gamma, const T *dy, T *dx,
+              ColumnOutputs<T, Norm::kParams> params, int64_t rows,
+              int64_t cols, float eps) {
+  using Value = typename Norm::Value;
+  if (cols <= 0)
+    return;
+  const int64_t liveRows = std::max<int64_t>(rows, 0);
+  Scratch scratch(stream, liveRows * sizeof(Value));
+  const Value *stats = scratch.as<Value>();
+  if (liveRows > 0) {
+    rowStatsKernel<Norm, T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
+        x, scratch.as<Value>(), liveRows, cols, eps);
+    ZRT_CUDA_CHECK_LAUNCH(kernel);
+  }
+  reduceColumns<T, Norm::kParams>(
+      stream, typename Norm::template ParamGrads<T>{x, dy, stats, cols},
+      liveRows, cols, params);
+  if (liveRows > 0) {
+    rowDxKernel<Norm, T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
+        x, gamma, dy, stats, dx, liveRows, cols);
+    ZRT_CUDA_CHECK_LAUNCH(kernel);
+  }
+}
 
 } // namespace
 
@@ -216,30 +272,13 @@ void layerNormGrad(zrt_context *ctx, int32_t dtype, const void *x,
                    void *dbeta, int64_t rows, int64_t cols, float eps) {
   dispatchDtype("zrt_layer_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (cols <= 0)
-      return;
-    cudaStream_t stream = computeStream(ctx);
-    const T *xs = static_cast<const T *>(x);
-    const T *dys = static_cast<const T *>(dy);
-    const int64_t liveRows = std::max<int64_t>(rows, 0);
-    Scratch stats(stream, liveRows * sizeof(float2));
-    if (liveRows > 0) {
-      layerNormStatsKernel<T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
-          xs, stats.as<float2>(), liveRows, cols, eps);
-      ZRT_CUDA_CHECK_LAUNCH("zrt_layer_norm_grad");
-    }
-    // Zeros when there are no rows.
-    reduceColumns<T, 2>(
-        stream, LayerNormParamGrads<T>{xs, dys, stats.as<float2>(), cols},
-        liveRows, cols,
-        ColumnOutputs<T, 2>{
-            {static_cast<T *>(dgamma), static_cast<T *>(dbeta)}});
-    if (liveRows > 0) {
-      layerNormDxKernel<T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
-          xs, static_cast<const T *>(gamma), dys, stats.as<float2>(),
-          static_cast<T *>(dx), liveRows, cols);
-      ZRT_CUDA_CHECK_LAUNCH("zrt_layer_norm_grad");
-    }
+    normGrad<LayerNormRows>("zrt_layer_norm_grad", computeStream(ctx),
+                            static_cast<const T *>(x),
+                            static_cast<const T *>(gamma),
+                            static_cast<const T *>(dy), static_cast<T *>(dx),
+                            ColumnOutputs<T, 2>{{static_cast<T *>(dgamma),
+                                                 static_cast<T *>(dbeta)}},
+                            rows, cols, eps);
   });
 }
 
@@ -261,27 +300,11 @@ void rmsNormGrad(zrt_context *ctx, int32_t dtype, const void *x,
                  int64_t rows, int64_t cols, float eps) {
   dispatchDtype("zrt_rms_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (cols <= 0)
-      return;
-    cudaStream_t stream = computeStream(ctx);
-    const T *xs = static_cast<const T *>(x);
-    const T *dys = static_cast<const T *>(dy);
-    const int64_t liveRows = std::max<int64_t>(rows, 0);
-    Scratch invs(stream, liveRows * sizeof(float));
-    if (liveRows > 0) {
-      rmsStatsKernel<T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
-          xs, invs.as<float>(), liveRows, cols, eps);
-      ZRT_CUDA_CHECK_LAUNCH("zrt_rms_norm_grad");
-    }
-    reduceColumns<T, 1>(
-        stream, RmsNormParamGrad<T>{xs, dys, invs.as<float>(), cols}, liveRows,
-        cols, ColumnOutputs<T, 1>{{static_cast<T *>(dgamma)}});
-    if (liveRows > 0) {
-      rmsNormDxKernel<T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
-          xs, static_cast<const T *>(gamma), dys, invs.as<float>(),
-          static_cast<T *>(dx), liveRows, cols);
-      ZRT_CUDA_CHECK_LAUNCH("zrt_rms_norm_grad");
-    }
+    normGrad<RmsNormRows>(
+        "zrt_rms_norm_grad", computeStream(ctx), static_cast<const T *>(x),
+        static_cast<const T *>(gamma), static_cast<const T *>(dy),
+        static_cast<T *>(dx), ColumnOutputs<T, 1>{{static_cast<T *>(dgamma)}},
+        rows, cols, eps);
   });
 }
 
