@@ -1,10 +1,25 @@
 //===- attention.cu - Fused causal attention, forward and backward --------===//
 //
 // FlashAttention-2 style: no T x T matrix ever exists, in global or in
-// shared memory. Everything is float32 arithmetic on CUDA cores (SIMT), with
-// bf16 widened when a tile is loaded into shared memory and rounded once
-// when a result is stored; tensor cores would need the scores in bf16/TF32,
-// which the float32-math contract of the CPU backend does not allow.
+// shared memory. Two kernel families, chosen per call (attention_path.h):
+//  - bf16 tensors with head_dim 64 or 128 (GPT-2, Llama) run on the tensor
+//    cores (attention_tc.cu, attention_tc_kernels.cuh): bf16 products with
+//    float32 accumulation, the softmax statistics in float32, P (and in the
+//    backward dS) rounded to bf16 before the products that consume them, as
+//    FlashAttention does. bf16 storage already rounds q, k, v and the
+//    outputs to 8 significant bits; the extra roundings of P and dS (2^-9
+//    relative) stay within the bf16 tolerance the checks hold the backend to
+//    (tests/cuda_kernel_tests.cpp, tests/emulation).
+//  - everything else, every float32 call included, runs on the SIMT kernels
+//    of this file: float32 arithmetic on CUDA cores, bf16 widened when a
+//    tile is loaded into shared memory and rounded once when a result is
+//    stored. float32 calls stay off the tensor cores because the CPU
+//    backend's contract is float32 math, which bf16 or TF32 scores would
+//    break. ZRT_CUDA_ATTENTION=simt sends bf16 calls here too.
+//
+// The rest of this comment describes the SIMT kernels; the tensor-core ones
+// follow the same plan (the same three backward kernels, the same grid
+// orders) with warps of 16 rows and mma fragments.
 //
 // Head dimensions: a kernel is compiled for a padded width Dp of 32, 64 or
 // 128 and every head_dim in 1..128 runs on the smallest Dp >= head_dim, the
@@ -26,7 +41,9 @@
 //  1. the forward kernel again, in "stats" mode: instead of storing O it
 //     stores, per query row, L = m + log(l) and D = dO . O (= sum_j P_ij
 //     dO_i . v_j, the rowsum(P * dP) of the softmax gradient), both float32,
-//     into scratch (cudaMallocAsync on the compute stream);
+//     into the context's kernel scratch (8 bytes a query row; a buffer
+//     reused across calls and grown to the largest call, so that the memory
+//     report's runtime workspace counts it: CudaRuntime::kernelScratch);
 //  2. attentionDkDvKernel: one block per (batch, kv head, tile of keys),
 //     looping over every query head of the GQA group and every query chunk
 //     at or after the tile's first key, recomputing P = exp(s - L) and
@@ -46,13 +63,19 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuda/attention_path.h"
+#include "cuda/attention_tc.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_context.h"
 #include "cuda/kernels.h"
 
 #include <cuda_bf16.h>
 
 #include <climits>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
 #include <type_traits>
 
 using namespace zrt;
@@ -597,6 +620,30 @@ void launchBackward(const char *kernel, cudaStream_t stream, const Shape &s,
   ZRT_CUDA_CHECK_LAUNCH(kernel);
 }
 
+/// ZRT_CUDA_ATTENTION, read on first use: unset, empty or tc (tensor cores
+/// where they fit) or simt.
+AttentionPath readAttentionPath() {
+  const char *env = std::getenv("ZRT_CUDA_ATTENTION");
+  if (!env || !*env || std::strcmp(env, "tc") == 0)
+    return AttentionPath::TensorCores;
+  if (std::strcmp(env, "simt") == 0)
+    return AttentionPath::Simt;
+  fatal("ZRT_CUDA_ATTENTION=%s: expected tc or simt", env);
+}
+
+AttentionPath &attentionPathSetting() {
+  static AttentionPath path = readAttentionPath();
+  return path;
+}
+
+/// Whether this call runs on the tensor-core kernels.
+bool useTensorCores(int32_t dtype, int64_t headDim,
+                    std::initializer_list<const void *> tensors) {
+  return attentionPathSetting() == AttentionPath::TensorCores &&
+         tensorCoreAttentionFits(dtype, headDim, tensors.begin(),
+                                 (int)tensors.size());
+}
+
 /// Calls f(std::integral_constant<int, Dp>(), T()) for the padded width Dp
 /// of headDim and the storage type T of dtype.
 template <typename F> void dispatch(int32_t dtype, int64_t headDim, F &&f) {
@@ -625,6 +672,11 @@ void zrt::cuda::attention(zrt_context *ctx, int32_t dtype, const void *q,
   if (batch == 0 || seq == 0)
     return;
   cudaStream_t stream = computeStream(ctx);
+  if (useTensorCores(dtype, headDim, {q, k, v, out})) {
+    attentionTensorCores(kernel, stream, q, k, v, out, batch, seq, heads,
+                         kvHeads, headDim);
+    return;
+  }
   dispatch(dtype, headDim, [&](auto width, auto tag) {
     launchForward<decltype(width)::value, decltype(tag), false>(
         kernel, stream, s, q, k, v, out, nullptr, nullptr, nullptr);
@@ -641,16 +693,25 @@ void zrt::cuda::attentionGrad(zrt_context *ctx, int32_t dtype, const void *q,
   if (batch == 0 || seq == 0)
     return;
   cudaStream_t stream = computeStream(ctx);
-  // Per query row: the logsumexp L and D = dO . O, float32, stream-ordered
-  // scratch that lives only for the three kernels.
+  // Per query row: the logsumexp L and D = dO . O, float32, in the
+  // context's scratch (read only by the kernels enqueued here).
   const size_t rows = (size_t)batch * (size_t)heads * (size_t)seq;
-  float *stats = nullptr;
-  ZRT_CUDA_CHECK(
-      cudaMallocAsync((void **)&stats, 2 * rows * sizeof(float), stream));
+  float *stats = static_cast<float *>(
+      runtimeOf(ctx).kernelScratch(2 * rows * sizeof(float)));
+  if (useTensorCores(dtype, headDim, {q, k, v, dout, dq, dk, dv})) {
+    attentionGradTensorCores(kernel, stream, q, k, v, dout, dq, dk, dv, batch,
+                             seq, heads, kvHeads, headDim, stats);
+    return;
+  }
   float *lse = stats, *delta = stats + rows;
   dispatch(dtype, headDim, [&](auto width, auto tag) {
     launchBackward<decltype(width)::value, decltype(tag)>(
         kernel, stream, s, q, k, v, dout, dq, dk, dv, lse, delta);
   });
-  ZRT_CUDA_CHECK(cudaFreeAsync(stats, stream));
+}
+
+AttentionPath zrt::cuda::attentionPath() { return attentionPathSetting(); }
+
+void zrt::cuda::setAttentionPath(AttentionPath path) {
+  attentionPathSetting() = path;
 }

@@ -92,13 +92,30 @@ CudaRuntime::~CudaRuntime() {
   ZRT_CUDA_CHECK(cudaFree(loss));
   ZRT_CUDA_CHECK(cudaFree(errorSlot));
   ZRT_CUDA_CHECK(cudaFree(workspace));
+  if (scratch)
+    ZRT_CUDA_CHECK(cudaFree(scratch)); // the compute stream is idle
   ZRT_CUBLAS_CHECK(cublasLtDestroy(lt));
   ZRT_CUDA_CHECK(cudaStreamDestroy(comm));
   ZRT_CUDA_CHECK(cudaStreamDestroy(compute));
 }
 
 int64_t CudaRuntime::workspaceBytes() const {
-  return (int64_t)kGemmWorkspaceBytes + sizeof(DeviceError) + sizeof(float);
+  return (int64_t)kGemmWorkspaceBytes + sizeof(DeviceError) + sizeof(float) +
+         (int64_t)scratchBytes;
+}
+
+void *CudaRuntime::kernelScratch(size_t bytes) {
+  if (bytes <= scratchBytes)
+    return scratch;
+  // Stream-ordered: the old buffer is released after the kernels queued
+  // before, which are the only ones that used it.
+  if (scratch)
+    ZRT_CUDA_CHECK(cudaFreeAsync(scratch, compute));
+  scratch = nullptr;
+  scratchBytes = 0;
+  ZRT_CUDA_CHECK(cudaMallocAsync(&scratch, bytes, compute));
+  scratchBytes = bytes;
+  return scratch;
 }
 
 //===--- Memory and host transfers ----------------------------------------===//

@@ -85,6 +85,13 @@ public:
   /// the row and the value if a kernel recorded a data error.
   void checkDeviceErrors();
 
+  /// At least `bytes` of device memory for a kernel's per-call intermediates
+  /// (the attention backward's per-row statistics), valid for the work
+  /// enqueued on the compute stream until the next call. One buffer per
+  /// context, grown (stream-ordered, on the compute stream) and never shrunk:
+  /// its size is the high-water mark, counted in workspaceBytes().
+  void *kernelScratch(size_t bytes);
+
   zrt_context *const ctx;
   const int gpu;
   cudaStream_t compute = nullptr;
@@ -115,7 +122,9 @@ private:
                           Launch launch);
   cudaEvent_t takeEvent();
 
-  uint64_t deviceBytes = 0;  // the GPU's memory (cudaMemGetInfo's total)
+  uint64_t deviceBytes = 0; // the GPU's memory (cudaMemGetInfo's total)
+  void *scratch = nullptr;  // kernelScratch's buffer
+  size_t scratchBytes = 0;
   ncclComm_t nccl = nullptr; // null: a context without MPI (one rank)
   double timeoutSeconds = 300;
   cudaEvent_t inputsReady = nullptr; // re-recorded at every start
