@@ -225,6 +225,21 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
               rt.i32(loc, mm.getTransposeRhs())});
         return success();
       })
+      .Case<nn::MatmulBiasOp, nn::MatmulBiasGeluOp>([&](auto linear) {
+        auto lhs = shape(linear.getLhs());
+        int64_t k = linear.getTransposeLhs() ? lhs[0] : lhs[1];
+        auto out = shape(linear.getResult());
+        bool gelu = isa<nn::MatmulBiasGeluOp>(op);
+        Value pre = gelu ? act(op->getResult(0)) : rt.nullPtr(loc);
+        Value c = act(linear.getResult());
+        call(loc, "zrt_matmul_bias",
+             {dt(linear.getResult()), buf(linear.getLhs()),
+              buf(linear.getRhs()), buf(linear.getBias()), c, pre, i64(out[0]),
+              i64(out[1]), i64(k), rt.i32(loc, linear.getTransposeLhs()),
+              rt.i32(loc, linear.getTransposeRhs()),
+              rt.i32(loc, gelu ? ZRT_EPILOGUE_BIAS_GELU : ZRT_EPILOGUE_BIAS)});
+        return success();
+      })
       .Case([&](nn::BiasAddOp add) {
         auto s = shape(add.getInput());
         Value y = act(add, add.getInput());

@@ -37,6 +37,8 @@ struct StageOptions {
   /// zero-keep-gathered (stage 3): keep these units' forward gathers for the
   /// backward; "all" alone means every unit; empty: none.
   std::vector<std::string> keepGatheredUnits;
+  /// nn-fuse-epilogues: linear layers (and GELU) as one fused GEMM.
+  bool fuseEpilogues = true;
   /// Stop after the lowering to runtime calls (for zero-report) instead of
   /// going on to the LLVM dialect.
   bool stopAtRuntimeCalls = false;

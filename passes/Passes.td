@@ -77,6 +77,31 @@ def AdamW : Pass<"zero-adamw", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zero::nn::NNDialect"];
 }
 
+def FuseEpilogues : Pass<"nn-fuse-epilogues", "::mlir::ModuleOp"> {
+  let summary = "Fuses bias_add (and GELU) into the matmul that feeds it";
+  let description = [{
+    A linear layer is `nn.matmul` followed by `nn.bias_add`, in GPT-2's MLP
+    followed by `nn.gelu`. As three kernels, the GEMM writes its product to
+    memory and two elementwise kernels read it back; cuBLASLt instead adds
+    the bias and applies GELU in the GEMM's epilogue, while the tile is
+    still in registers. This pass rewrites, in every function:
+
+    - `nn.matmul` whose only use is an `nn.bias_add` into `nn.matmul_bias`;
+    - and, when the sum feeds an `nn.gelu`, the three into
+      `nn.matmul_bias_gelu`, which returns the pre-activation as well (GELU's
+      gradient reads it).
+
+    The fused op takes the place of the `nn.bias_add`, so every operand is
+    already defined there. A matmul with other uses (a gradient GEMM whose
+    product is also summed, say) is left alone. The arithmetic is the
+    same, in the same order: on the CPU the fused op runs the three kernels
+    in sequence and gives bit-identical results. It runs after `zero-adamw`
+    in the stage pipeline (backward matmuls have no bias and are untouched);
+    `zero-opt --fuse-epilogues=false` leaves it out.
+  }];
+  let dependentDialects = ["::zero::nn::NNDialect"];
+}
+
 def Placement : Pass<"zero-placement", "::mlir::ModuleOp"> {
   let summary = "Decides, per ZeRO stage, which training state is sharded";
   let description = [{

@@ -15,6 +15,8 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   pm.addPass(createSplitBatch({options.worldSize, options.microBatches}));
   pm.addPass(createAutodiff());
   pm.addPass(createAdamW());
+  if (options.fuseEpilogues)
+    pm.addPass(createFuseEpilogues());
   pm.addPass(createPlacement({options.stage, options.worldSize}));
   pm.addPass(createInsertCollectives());
   if (!options.keepGatheredUnits.empty()) {

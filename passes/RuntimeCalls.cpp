@@ -46,6 +46,10 @@ Value RuntimeCalls::offsetPtr(Location loc, Value base, int64_t bytes) {
                              ArrayRef<LLVM::GEPArg>{i64(loc, bytes)});
 }
 
+Value RuntimeCalls::nullPtr(Location loc) {
+  return LLVM::ZeroOp::create(b, loc, ptrType());
+}
+
 Value RuntimeCalls::string(Location loc, StringRef value) {
   std::string name = ("__zrt_str_" + llvm::Twine(numStrings++)).str();
   std::string bytes = (value + llvm::Twine('\0')).str();

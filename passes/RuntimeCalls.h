@@ -36,6 +36,8 @@ public:
   mlir::Type ptrType();
   /// `base` advanced by `bytes` bytes.
   mlir::Value offsetPtr(mlir::Location loc, mlir::Value base, int64_t bytes);
+  /// NULL, for an optional pointer argument.
+  mlir::Value nullPtr(mlir::Location loc);
   mlir::Type i64Type() { return b.getI64Type(); }
 
 private:

@@ -18,7 +18,7 @@ using namespace mlir;
 using namespace zero;
 using namespace zero::sharding;
 
-/// The type `op`'s single result has once its operands have their new types.
+/// The type `op`'s results have once its operands have their new types.
 /// Every rule keeps the element type and changes at most the row count.
 static FailureOr<Type> rederiveResultType(Operation *op) {
   auto withRows = [](Type type, int64_t rows) -> Type {
@@ -31,11 +31,12 @@ static FailureOr<Type> rederiveResultType(Operation *op) {
     return cast<RankedTensorType>(v.getType()).getShape()[0];
   };
   return llvm::TypeSwitch<Operation *, FailureOr<Type>>(op)
-      .Case([](nn::MatmulOp matmul) -> Type {
-        return nn::MatmulOp::inferResultType(
-            matmul.getLhs(), matmul.getRhs(), matmul.getTransposeLhs(),
-            matmul.getTransposeRhs());
-      })
+      .Case<nn::MatmulOp, nn::MatmulBiasOp, nn::MatmulBiasGeluOp>(
+          [](auto matmul) -> Type {
+            return nn::MatmulOp::inferResultType(
+                matmul.getLhs(), matmul.getRhs(), matmul.getTransposeLhs(),
+                matmul.getTransposeRhs());
+          })
       .Case([&](nn::EmbeddingOp lookup) -> Type {
         return withRows(lookup.getType(), rowsOf(lookup.getIds()));
       })
@@ -125,14 +126,16 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
           loss.setDivisorAttr(builder.getI64IntegerAttr(
               loss.getLogits().getType().getShape()[0] * worldSize *
               microBatches));
-      if (op.getNumResults() != 1)
+      // The one multi-result op has results of one type.
+      if (op.getNumResults() != 1 && !isa<nn::MatmulBiasGeluOp>(op))
         return op.emitOpError() << "cannot be split by " << getArgument()
                                 << ": expected an op with one result";
       FailureOr<Type> type = rederiveResultType(&op);
       if (failed(type))
         return op.emitOpError() << "cannot be split by " << getArgument()
                                 << ": no rule for its result shape";
-      op.getResult(0).setType(*type);
+      for (Value result : op.getResults())
+        result.setType(*type);
     }
     func.setType(FunctionType::get(
         &getContext(), entry.getArgumentTypes(),

@@ -7,16 +7,17 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/nn/NNDialect.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace zero::nn;
 
-SmallVector<Value> MatmulOp::buildGradients(OpBuilder &b,
-                                            ValueRange resultGrads) {
-  // With C = op(A) op(B), dA and dB follow from dC by transposing the
-  // product; each case is chosen so that no explicit transpose is needed.
-  Location loc = getLoc();
-  Value dC = resultGrads[0], a = getLhs(), bMat = getRhs();
-  bool ta = getTransposeLhs(), tb = getTransposeRhs();
+/// The gradients of `a` and `b` in C = op(a) op(b), given dC.
+static SmallVector<Value> matmulGradients(OpBuilder &b, Location loc, Value dC,
+                                          Value a, Value bMat, bool ta,
+                                          bool tb) {
+  // dA and dB follow from dC by transposing the product; each case is
+  // chosen so that no explicit transpose is needed.
   Value dA, dB;
   if (!ta && !tb) { // C = A B
     dA = MatmulOp::create(b, loc, dC, bMat, false, true);
@@ -32,6 +33,42 @@ SmallVector<Value> MatmulOp::buildGradients(OpBuilder &b,
     dB = MatmulOp::create(b, loc, dC, a, true, true);
   }
   return {dA, dB};
+}
+
+SmallVector<Value> MatmulOp::buildGradients(OpBuilder &b,
+                                            ValueRange resultGrads) {
+  return matmulGradients(b, getLoc(), resultGrads[0], getLhs(), getRhs(),
+                         getTransposeLhs(), getTransposeRhs());
+}
+
+SmallVector<Value> MatmulBiasOp::buildGradients(OpBuilder &b,
+                                                ValueRange resultGrads) {
+  Value dY = resultGrads[0];
+  SmallVector<Value> grads =
+      matmulGradients(b, getLoc(), dY, getLhs(), getRhs(), getTransposeLhs(),
+                      getTransposeRhs());
+  grads.push_back(SumRowsOp::create(b, getLoc(), dY));
+  return grads;
+}
+
+/// Whether `value` is a splat constant of zero (autodiff's gradient of a
+/// result nothing reads).
+static bool isZeroSplat(Value value) {
+  DenseElementsAttr splat;
+  return matchPattern(value, m_Constant(&splat)) && splat.isSplat() &&
+         splat.getSplatValue<APFloat>().isZero();
+}
+
+SmallVector<Value> MatmulBiasGeluOp::buildGradients(OpBuilder &b,
+                                                    ValueRange resultGrads) {
+  Location loc = getLoc();
+  Value dPre = GeluGradOp::create(b, loc, getPreActivation(), resultGrads[1]);
+  if (!isZeroSplat(resultGrads[0]))
+    dPre = AddOp::create(b, loc, dPre, resultGrads[0]);
+  SmallVector<Value> grads = matmulGradients(
+      b, loc, dPre, getLhs(), getRhs(), getTransposeLhs(), getTransposeRhs());
+  grads.push_back(SumRowsOp::create(b, loc, dPre));
+  return grads;
 }
 
 SmallVector<Value> BiasAddOp::buildGradients(OpBuilder &b,

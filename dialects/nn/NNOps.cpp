@@ -39,19 +39,49 @@ void MatmulOp::build(OpBuilder &builder, OperationState &state, Value lhs,
         lhs, rhs, transposeLhs, transposeRhs);
 }
 
-LogicalResult MatmulOp::verify() {
-  auto [rows, lhsInner] = transposedShape(getLhs(), getTransposeLhs());
-  auto [rhsInner, cols] = transposedShape(getRhs(), getTransposeRhs());
+/// Constraints (C1) and (C2) of nn.matmul and the fused linear ops.
+static LogicalResult verifyMatmulShapes(Operation *op, Value lhs, Value rhs,
+                                        bool transposeLhs, bool transposeRhs,
+                                        RankedTensorType resultType) {
+  auto [rows, lhsInner] = transposedShape(lhs, transposeLhs);
+  auto [rhsInner, cols] = transposedShape(rhs, transposeRhs);
   if (lhsInner != rhsInner)
-    return emitOpError("(C1) contraction dimensions differ: op(lhs) is ")
+    return op->emitOpError("(C1) contraction dimensions differ: op(lhs) is ")
            << rows << "x" << lhsInner << " but op(rhs) is " << rhsInner << "x"
            << cols;
-  auto resultShape = getResult().getType().getShape();
+  auto resultShape = resultType.getShape();
   if (resultShape[0] != rows || resultShape[1] != cols)
-    return emitOpError("(C2) result must be ")
-           << rows << "x" << cols << ", got " << getResult().getType();
+    return op->emitOpError("(C2) result must be ")
+           << rows << "x" << cols << ", got " << resultType;
   return success();
 }
+
+LogicalResult MatmulOp::verify() {
+  return verifyMatmulShapes(*this, getLhs(), getRhs(), getTransposeLhs(),
+                            getTransposeRhs(), getResult().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulBiasOp, MatmulBiasGeluOp
+//===----------------------------------------------------------------------===//
+
+template <typename FusedOp>
+static LogicalResult verifyMatmulBias(FusedOp op) {
+  RankedTensorType resultType = op.getResult().getType();
+  if (failed(verifyMatmulShapes(op, op.getLhs(), op.getRhs(),
+                                op.getTransposeLhs(), op.getTransposeRhs(),
+                                resultType)))
+    return failure();
+  int64_t biasSize = op.getBias().getType().getShape()[0];
+  if (biasSize != resultType.getShape()[1])
+    return op.emitOpError("(C3) bias has ")
+           << biasSize << " elements but the result has "
+           << resultType.getShape()[1] << " columns";
+  return success();
+}
+
+LogicalResult MatmulBiasOp::verify() { return verifyMatmulBias(*this); }
+LogicalResult MatmulBiasGeluOp::verify() { return verifyMatmulBias(*this); }
 
 //===----------------------------------------------------------------------===//
 // BiasAddOp, SumRowsOp

@@ -153,6 +153,69 @@ def NN_ReluOp : NN_UnaryOp<"relu", "rectified linear unit", "max(input, 0)">;
 def NN_GeluOp : NN_UnaryOp<"gelu", "GELU, tanh approximation (as GPT-2)",
     "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))">;
 
+//===----------------------------------------------------------------------===//
+// Fused linear layers (made by nn-fuse-epilogues)
+//===----------------------------------------------------------------------===//
+
+// A matmul whose epilogue adds a bias (and applies GELU): one GEMM with a
+// fused epilogue on the GPU (cuBLASLt's BIAS / GELU_AUX_BIAS), the three
+// kernels in sequence on the CPU. Operands, flags and constraints are those
+// of nn.matmul plus the bias of nn.bias_add.
+class NN_MatmulBiasOpBase<string mnemonic, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits,
+        [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+         AllElementTypesMatch<["lhs", "rhs", "bias", "result"]>])> {
+  let arguments = (ins NN_FloatMatrix:$lhs, NN_FloatMatrix:$rhs,
+                       NN_FloatVector:$bias, UnitAttr:$transpose_lhs,
+                       UnitAttr:$transpose_rhs);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $bias (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($lhs) `,`
+    type($rhs) `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_MatmulBiasOp : NN_MatmulBiasOpBase<"matmul_bias"> {
+  let summary = "a linear layer: matmul and bias in one kernel";
+  let description = [{
+    `result = op(lhs) * op(rhs) + bias` (bias added to every row), the fusion
+    of an `nn.matmul` whose only use is an `nn.bias_add`.
+
+    ```mlir
+    %y = nn.matmul_bias %x, %w, %b
+        : tensor<8x4xf32>, tensor<4x3xf32>, tensor<3xf32> -> tensor<8x3xf32>
+    ```
+
+    Constraints:
+    - (C1) the contraction dimensions of `op(lhs)` and `op(rhs)` are equal.
+    - (C2) `result` has shape `[rows of op(lhs), columns of op(rhs)]`.
+    - (C3) `bias` has as many elements as `result` has columns.
+  }];
+  let results = (outs NN_FloatMatrix:$result);
+}
+
+def NN_MatmulBiasGeluOp : NN_MatmulBiasOpBase<"matmul_bias_gelu",
+    [AllTypesMatch<["pre_activation", "result"]>]> {
+  let summary = "a linear layer followed by GELU, in one kernel";
+  let description = [{
+    `pre_activation = op(lhs) * op(rhs) + bias` and
+    `result = gelu(pre_activation)` (tanh approximation, as `nn.gelu`): the
+    fusion of `nn.matmul`, `nn.bias_add` and `nn.gelu`. The pre-activation
+    is a result because GELU's gradient needs it; on the GPU the same GEMM
+    writes both (cuBLASLt's GELU_AUX_BIAS epilogue).
+
+    ```mlir
+    %h, %g = nn.matmul_bias_gelu %x, %w, %b
+        : tensor<8x4xf32>, tensor<4x16xf32>, tensor<16xf32> -> tensor<8x16xf32>
+    ```
+
+    Constraints: (C1) to (C3) of `nn.matmul_bias`.
+  }];
+  let results = (outs NN_FloatMatrix:$pre_activation,
+                      NN_FloatMatrix:$result);
+}
+
 def NN_SoftmaxCrossEntropyOp : NN_Op<"softmax_cross_entropy",
     [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>]> {
   let summary = "softmax cross-entropy loss of logits against class labels";

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 4
+#define ZRT_ABI_VERSION 5
 
 typedef struct zrt_context zrt_context;
 
@@ -169,6 +169,22 @@ void zrt_free(zrt_context *ctx, void *ptr);
 void zrt_matmul(zrt_context *ctx, int32_t dtype, const void *a, const void *b,
                 void *c, int64_t m, int64_t n, int64_t k, int32_t trans_a,
                 int32_t trans_b);
+/* What zrt_matmul_bias does after the product. */
+typedef enum zrt_epilogue {
+  ZRT_EPILOGUE_BIAS = 0,     /* c = op(a) op(b) + bias                   */
+  ZRT_EPILOGUE_BIAS_GELU = 1 /* pre = op(a) op(b) + bias, c = gelu(pre) */
+} zrt_epilogue;
+/* A linear layer (nn.matmul_bias, nn.matmul_bias_gelu): the product with
+ * zrt_matmul's conventions, plus bias[n] on every row, then the epilogue's
+ * activation (zrt_gelu's tanh GELU). With ZRT_EPILOGUE_BIAS_GELU the sum
+ * before GELU is also written to pre_activation ([m,n]), which GELU's
+ * gradient reads; with ZRT_EPILOGUE_BIAS pre_activation must be NULL.
+ * On the GPU one GEMM with a fused epilogue; on the CPU zrt_matmul,
+ * zrt_bias_add and zrt_gelu in sequence (the same results as those calls). */
+void zrt_matmul_bias(zrt_context *ctx, int32_t dtype, const void *a,
+                     const void *b, const void *bias, void *c,
+                     void *pre_activation, int64_t m, int64_t n, int64_t k,
+                     int32_t trans_a, int32_t trans_b, int32_t epilogue);
 /* y[r,c] = x[r,c] + bias[c]. In place allowed (y == x). */
 void zrt_bias_add(zrt_context *ctx, int32_t dtype, const void *x,
                   const void *bias, void *y, int64_t rows, int64_t cols);

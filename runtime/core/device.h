@@ -35,6 +35,7 @@ namespace zrt {
 /// signature matches the ABI.
 struct DeviceKernels {
   decltype(&::zrt_matmul) matmul;
+  decltype(&::zrt_matmul_bias) matmul_bias;
   decltype(&::zrt_bias_add) bias_add;
   decltype(&::zrt_sum_rows) sum_rows;
   decltype(&::zrt_add) add;

@@ -1,4 +1,4 @@
-//===- matmul.cpp - zrt_matmul on OpenBLAS --------------------------------===//
+//===- matmul.cpp - zrt_matmul and zrt_matmul_bias on OpenBLAS ------------===//
 //
 // Both dtypes go through cblas_sgemm: bf16 operands are widened to float32
 // scratch and the float32 result rounded once, which is the fp32-accumulating
@@ -45,4 +45,30 @@ extern "C" void zrt_matmul(zrt_context *ctx, int32_t dtype, const void *a,
               transB ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, 1.0f,
               a32.get(), lda, b32.get(), ldb, 0.0f, c32.get(), (int)n);
   c32.commit();
+}
+
+extern "C" void zrt_matmul_bias(zrt_context *ctx, int32_t dtype, const void *a,
+                                const void *b, const void *bias, void *c,
+                                void *preActivation, int64_t m, int64_t n,
+                                int64_t k, int32_t transA, int32_t transB,
+                                int32_t epilogue) {
+  TraceScope trace(ctx, "matmul_bias");
+  // Checked before the dispatch, so that both backends refuse alike.
+  if (epilogue != ZRT_EPILOGUE_BIAS && epilogue != ZRT_EPILOGUE_BIAS_GELU)
+    fatal("zrt_matmul_bias: unknown epilogue %d", (int)epilogue);
+  if ((epilogue == ZRT_EPILOGUE_BIAS_GELU) != (preActivation != nullptr))
+    fatal("zrt_matmul_bias: pre_activation must be given exactly for "
+          "ZRT_EPILOGUE_BIAS_GELU (epilogue %d, pre_activation %s)",
+          (int)epilogue, preActivation ? "given" : "null");
+  ZRT_ON_DEVICE(matmul_bias, ctx, dtype, a, b, bias, c, preActivation, m, n, k,
+                transA, transB, epilogue);
+  // The three kernels in sequence, each rounding as it does unfused, so
+  // that fusing never changes a result on the CPU. The sum lands where the
+  // epilogue wants it and is finished in place.
+  bool gelu = epilogue == ZRT_EPILOGUE_BIAS_GELU;
+  void *sum = gelu ? preActivation : c;
+  zrt_matmul(ctx, dtype, a, b, sum, m, n, k, transA, transB);
+  zrt_bias_add(ctx, dtype, sum, bias, sum, m, n);
+  if (gelu)
+    zrt_gelu(ctx, dtype, sum, c, m * n);
 }

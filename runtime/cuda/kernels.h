@@ -93,6 +93,13 @@ __device__ inline void reportDeviceError(DeviceError *slot, int32_t code,
 void matmul(zrt_context *ctx, int32_t dtype, const void *a, const void *b,
             void *c, int64_t m, int64_t n, int64_t k, int32_t transA,
             int32_t transB);
+/// The bias (and GELU) in the GEMM's epilogue; GELU's input is cuBLASLt's
+/// aux output, whose leading dimension must be a multiple of 8, so with GELU
+/// and n % 8 != 0 only the bias is fused and GELU runs as its own kernel.
+void matmulBias(zrt_context *ctx, int32_t dtype, const void *a, const void *b,
+                const void *bias, void *c, void *preActivation, int64_t m,
+                int64_t n, int64_t k, int32_t transA, int32_t transB,
+                int32_t epilogue);
 
 // elementwise.cu
 void biasAdd(zrt_context *ctx, int32_t dtype, const void *x, const void *bias,

@@ -15,6 +15,7 @@ namespace zrt::cuda {
 static DeviceKernels makeTable() {
   DeviceKernels kernels{};
   kernels.matmul = cuda::matmul;
+  kernels.matmul_bias = cuda::matmulBias;
   kernels.bias_add = cuda::biasAdd;
   kernels.sum_rows = cuda::sumRows;
   kernels.add = cuda::add;

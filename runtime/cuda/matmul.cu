@@ -1,4 +1,4 @@
-//===- matmul.cu - zrt_matmul (and a bias/GELU epilogue) on cuBLASLt ------===//
+//===- matmul.cu - zrt_matmul and zrt_matmul_bias on cuBLASLt -------------===//
 //
 // cuBLASLt is column-major and zrt_matmul row-major. A row-major m x n
 // matrix is, byte for byte, its column-major transpose, so instead of
@@ -34,7 +34,6 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels.h"
-#include "cuda/matmul_epilogue.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -313,29 +312,35 @@ void zrt::cuda::matmul(zrt_context *ctx, int32_t dtype, const void *a,
           CUBLASLT_EPILOGUE_DEFAULT, nullptr, nullptr);
 }
 
-void zrt::cuda::matmulBiasGelu(zrt_context *ctx, int32_t dtype, const void *a,
-                               const void *b, const void *bias, void *c,
-                               void *preGelu, int64_t m, int64_t n, int64_t k,
-                               int32_t transA, int32_t transB, bool gelu) {
-  const char *kernel = "matmulBiasGelu";
+void zrt::cuda::matmulBias(zrt_context *ctx, int32_t dtype, const void *a,
+                           const void *b, const void *bias, void *c,
+                           void *preActivation, int64_t m, int64_t n, int64_t k,
+                           int32_t transA, int32_t transB, int32_t epilogue) {
+  // zrt_matmul_bias has checked the epilogue and the pre-activation pointer.
+  const char *kernel = "zrt_matmul_bias";
   checkShape(kernel, dtype, m, n, k);
   if (m == 0 || n == 0)
     return;
-  if (k == 0)
-    fatal("%s: k == 0 is not supported (m=%lld n=%lld)", kernel, (long long)m,
-          (long long)n);
-  if (!bias)
-    fatal("%s: bias is null", kernel);
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-  if (gelu && preGelu) {
-    if (n % 8 != 0)
-      fatal("%s: saving the pre-activation needs n %% 8 == 0 (cuBLASLt's "
-            "GELU aux leading dimension), got n=%lld (m=%lld k=%lld dtype=%s)",
-            kernel, (long long)n, (long long)m, (long long)k, dtypeName(dtype));
-    epilogue = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
-  } else if (gelu) {
-    epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+  bool gelu = epilogue == ZRT_EPILOGUE_BIAS_GELU;
+  void *sum = gelu ? preActivation : c;
+  if (k == 0) {
+    // An empty product: the sum is the bias on every row. Rare enough (a
+    // layer without inputs) that the unfused kernels do.
+    matmul(ctx, dtype, a, b, sum, m, n, k, transA, transB);
+    biasAdd(ctx, dtype, sum, bias, sum, m, n);
+  } else if (gelu && n % 8 != 0) {
+    // cuBLASLt writes GELU's input (the aux output) only with a leading
+    // dimension that is a multiple of 8: fuse the bias, apply GELU apart.
+    runGemm(ctx, kernel, dtype, a, b, sum, m, n, k, transA, transB,
+            CUBLASLT_EPILOGUE_BIAS, bias, nullptr);
+  } else {
+    // One GEMM: the sum goes to c, or with GELU the activation to c and the
+    // sum to the aux output.
+    runGemm(ctx, kernel, dtype, a, b, c, m, n, k, transA, transB,
+            gelu ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS,
+            bias, gelu ? preActivation : nullptr);
+    return;
   }
-  runGemm(ctx, kernel, dtype, a, b, c, m, n, k, transA, transB, epilogue, bias,
-          gelu ? preGelu : nullptr);
+  if (gelu)
+    cuda::gelu(ctx, dtype, sum, c, m * n);
 }

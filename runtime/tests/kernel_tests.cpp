@@ -7,7 +7,8 @@
 // kernels' tests live in kernel_tests_*.cpp, one group per file.
 //
 // `zrt-kernel-tests --fault=NAME` instead triggers one error path (bad-label,
-// bad-id, bad-dtype, huge-alloc, bad-free) so lit can check the message and
+// bad-id, bad-dtype, bad-epilogue, gelu-without-pre-activation, huge-alloc,
+// bad-free) so lit can check the message and
 // the exit code; `--bench-attention` times attention at a GPT-2 head shape.
 //
 //===----------------------------------------------------------------------===//
@@ -87,6 +88,13 @@ static int runFault(const std::string &fault) {
   } else if (fault == "bad-dtype") {
     float x[2] = {1, 2};
     zrt_gelu(ctx, 7, x, x, 2);
+  } else if (fault == "bad-epilogue") {
+    float x[4] = {1, 2, 3, 4};
+    zrt_matmul_bias(ctx, ZRT_F32, x, x, x, x, nullptr, 2, 2, 2, 0, 0, 5);
+  } else if (fault == "gelu-without-pre-activation") {
+    float x[4] = {1, 2, 3, 4};
+    zrt_matmul_bias(ctx, ZRT_F32, x, x, x, x, nullptr, 2, 2, 2, 0, 0,
+                    ZRT_EPILOGUE_BIAS_GELU);
   } else if (fault == "huge-alloc") {
     zrt_alloc(ctx, int64_t(1) << 60, ZRT_MEM_ACTIVATION);
   } else if (fault == "bad-free") {

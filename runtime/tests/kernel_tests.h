@@ -44,6 +44,9 @@ std::vector<double> referenceGradient(
     const std::vector<float> &x, const std::vector<float> &dy,
     const std::function<std::vector<double>(const std::vector<double> &)> &f);
 
+/// GELU, tanh approximation, in double.
+double geluRef(double x);
+
 // The test groups, one file each.
 void testMatmulAndLoss(zrt_context *ctx, Checker &check);
 void testElementwise(zrt_context *ctx, Checker &check);

@@ -55,10 +55,6 @@ struct Activation {
 };
 
 double reluRef(double x) { return x > 0 ? x : 0.0; }
-double geluRef(double x) {
-  const double s = std::sqrt(2.0 / M_PI);
-  return 0.5 * x * (1.0 + std::tanh(s * (x + 0.044715 * x * x * x)));
-}
 
 // Inputs stay 0.05 away from 0, relu's kink, so finite differences see a
 // smooth function.
@@ -254,6 +250,11 @@ void testSliceCols(zrt_context *ctx, Checker &check, int32_t dtype) {
 }
 
 } // namespace
+
+double geluRef(double x) {
+  const double s = std::sqrt(2.0 / M_PI);
+  return 0.5 * x * (1.0 + std::tanh(s * (x + 0.044715 * x * x * x)));
+}
 
 void testElementwise(zrt_context *ctx, Checker &check) {
   const Activation activations[] = {

@@ -109,6 +109,12 @@ cl::list<std::string> keepGathered(
              "to backward (no reshard after forward); 'all' for every unit, "
              "else names like h.0,h.11"),
     cl::value_desc("all|unit,..."), cl::CommaSeparated, cl::cat(zeroCategory));
+cl::opt<bool> fuseEpilogues(
+    "fuse-epilogues",
+    cl::desc("Fuse each linear layer's bias (and a following GELU) into its "
+             "GEMM: one cuBLASLt call with a bias/GELU epilogue on the GPU, "
+             "the same kernels in sequence on the CPU (default true)"),
+    cl::init(true), cl::cat(zeroCategory));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory of libzrt.so and libzrt_main.a for linking"),
@@ -190,6 +196,7 @@ FailureOr<zero::StageOptions> resolveStageOptions() {
   options.maxLiveGatherBytes = maxLiveGatherBytes;
   options.bucketBytes = bucketBytes;
   options.keepGatheredUnits.assign(keepGathered.begin(), keepGathered.end());
+  options.fuseEpilogues = fuseEpilogues;
   return options;
 }
 

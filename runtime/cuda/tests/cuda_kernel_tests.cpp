@@ -37,6 +37,7 @@
 
 #include "core/context.h"
 #include "core/device.h"
+#include "cuda/attention_path.h"
 #include "cuda/backend.h"
 #include "tests/checker.h"
 #include "tests/random_data.h"
@@ -571,6 +572,11 @@ void testRope(Harness &h) {
       }
 }
 
+/// Every shape on every kernel path the CUDA backend has for it: the SIMT
+/// kernels for f32 and for bf16 at head_dims without tensor-core kernels,
+/// and at bf16 with head_dim 64 or 128 both the tensor-core kernels and the
+/// SIMT ones (switched with cuda::setAttentionPath, which overrides
+/// ZRT_CUDA_ATTENTION; restored after). Each check's name ends with the path.
 void testAttention(Harness &h) {
   struct Shape {
     int64_t batch, seq, heads, kvHeads, headDim;
@@ -581,37 +587,53 @@ void testAttention(Harness &h) {
       {1, 67, 4, 2, 16, "GQA 4/2, odd seq, head_dim 16 (the tiny presets)"},
       {2, 33, 4, 4, 64, "odd seq"},
       {1, 130, 4, 2, 64, "GQA 4/2"},
-      {2, 256, 12, 12, 64, "GPT-2: batch 2, seq 256, 12 heads"}};
+      {1, 1, 2, 1, 128, "one token, head_dim 128"},
+      {2, 65, 8, 2, 128, "GQA 8/2, odd seq, head_dim 128"},
+      {1, 256, 8, 2, 128, "Llama-like: GQA 8/2, head_dim 128"},
+      {2, 256, 12, 12, 64, "GPT-2: batch 2, seq 256, 12 heads"},
+      {1, 1024, 12, 12, 64, "GPT-2: batch 1, seq 1024, 12 heads"}};
+  const cuda::AttentionPath initialPath = cuda::attentionPath();
   for (int32_t dtype : kDtypes)
     for (const Shape &s : shapes) {
       int64_t tokens = s.batch * s.seq;
       int64_t qn = tokens * s.heads * s.headDim;
       int64_t kvn = tokens * s.kvHeads * s.headDim;
-      std::string suffix = std::string(" ") + dtypeName(dtype) + " " + s.what +
-                           " (batch " + str(s.batch) + " seq " + str(s.seq) +
-                           " heads " + str(s.heads) + "/" + str(s.kvHeads) +
-                           " head_dim " + str(s.headDim) + ")";
       auto q = randomVector(qn), k = randomVector(kvn), v = randomVector(kvn);
       auto dout = randomVector(qn);
-      double e = tol(dtype, kGemm, /*bf16Ulps=*/4);
-      h.close("attention" + suffix, e, [&](zrt_context *ctx, Buffers &buf) {
-        void *out = buf.nans(dtype, qn);
-        zrt_attention(ctx, dtype, buf.floats(dtype, q), buf.floats(dtype, k),
-                      buf.floats(dtype, v), out, s.batch, s.seq, s.heads,
-                      s.kvHeads, s.headDim);
-        return std::vector<void *>{out};
-      });
-      h.close("attention_grad" + suffix, e,
-              [&](zrt_context *ctx, Buffers &buf) {
-                void *dq = buf.nans(dtype, qn);
-                void *dk = buf.nans(dtype, kvn), *dv = buf.nans(dtype, kvn);
-                zrt_attention_grad(ctx, dtype, buf.floats(dtype, q),
-                                   buf.floats(dtype, k), buf.floats(dtype, v),
-                                   buf.floats(dtype, dout), dq, dk, dv, s.batch,
-                                   s.seq, s.heads, s.kvHeads, s.headDim);
-                return std::vector<void *>{dq, dk, dv};
-              });
+      const bool tensorCores =
+          dtype == ZRT_BF16 && (s.headDim == 64 || s.headDim == 128);
+      std::vector<cuda::AttentionPath> paths = {cuda::AttentionPath::Simt};
+      if (tensorCores)
+        paths.insert(paths.begin(), cuda::AttentionPath::TensorCores);
+      for (cuda::AttentionPath path : paths) {
+        cuda::setAttentionPath(path);
+        std::string suffix =
+            std::string(" ") + dtypeName(dtype) + " " + s.what + " (batch " +
+            str(s.batch) + " seq " + str(s.seq) + " heads " + str(s.heads) +
+            "/" + str(s.kvHeads) + " head_dim " + str(s.headDim) + ") " +
+            (path == cuda::AttentionPath::TensorCores ? "tensor cores"
+                                                      : "SIMT");
+        double e = tol(dtype, kGemm, /*bf16Ulps=*/4);
+        h.close("attention" + suffix, e, [&](zrt_context *ctx, Buffers &buf) {
+          void *out = buf.nans(dtype, qn);
+          zrt_attention(ctx, dtype, buf.floats(dtype, q), buf.floats(dtype, k),
+                        buf.floats(dtype, v), out, s.batch, s.seq, s.heads,
+                        s.kvHeads, s.headDim);
+          return std::vector<void *>{out};
+        });
+        h.close(
+            "attention_grad" + suffix, e, [&](zrt_context *ctx, Buffers &buf) {
+              void *dq = buf.nans(dtype, qn);
+              void *dk = buf.nans(dtype, kvn), *dv = buf.nans(dtype, kvn);
+              zrt_attention_grad(ctx, dtype, buf.floats(dtype, q),
+                                 buf.floats(dtype, k), buf.floats(dtype, v),
+                                 buf.floats(dtype, dout), dq, dk, dv, s.batch,
+                                 s.seq, s.heads, s.kvHeads, s.headDim);
+              return std::vector<void *>{dq, dk, dv};
+            });
+      }
     }
+  cuda::setAttentionPath(initialPath);
 }
 
 //===--- Optimizer, norms of gradients, memory ----------------------------===//

@@ -129,3 +129,43 @@ func.func @param_name(%w: tensor<4xf32> {nn.param = 3 : i64}) {
 func.func @param_typo(%w: tensor<4xf32> {nn.parameter = "w"}) {
   return
 }
+
+// -----
+
+func.func @matmul_bias_c1(%a: tensor<8x4xf32>, %b: tensor<5x3xf32>, %bias: tensor<3xf32>) -> tensor<8x3xf32> {
+  // expected-error @+1 {{'nn.matmul_bias' op (C1) contraction dimensions differ: op(lhs) is 8x4 but op(rhs) is 5x3}}
+  %c = nn.matmul_bias %a, %b, %bias : tensor<8x4xf32>, tensor<5x3xf32>, tensor<3xf32> -> tensor<8x3xf32>
+  return %c : tensor<8x3xf32>
+}
+
+// -----
+
+func.func @matmul_bias_c2(%a: tensor<8x4xf32>, %b: tensor<4x3xf32>, %bias: tensor<3xf32>) -> tensor<3x8xf32> {
+  // expected-error @+1 {{'nn.matmul_bias' op (C2) result must be 8x3, got 'tensor<3x8xf32>'}}
+  %c = nn.matmul_bias %a, %b, %bias : tensor<8x4xf32>, tensor<4x3xf32>, tensor<3xf32> -> tensor<3x8xf32>
+  return %c : tensor<3x8xf32>
+}
+
+// -----
+
+func.func @matmul_bias_c3(%a: tensor<8x4xf32>, %b: tensor<4x3xf32>, %bias: tensor<4xf32>) -> tensor<8x3xf32> {
+  // expected-error @+1 {{'nn.matmul_bias' op (C3) bias has 4 elements but the result has 3 columns}}
+  %c = nn.matmul_bias %a, %b, %bias : tensor<8x4xf32>, tensor<4x3xf32>, tensor<4xf32> -> tensor<8x3xf32>
+  return %c : tensor<8x3xf32>
+}
+
+// -----
+
+func.func @matmul_bias_gelu_c3(%a: tensor<8x4xf32>, %b: tensor<4x3xf32>, %bias: tensor<5xf32>) -> tensor<8x3xf32> {
+  // expected-error @+1 {{'nn.matmul_bias_gelu' op (C3) bias has 5 elements but the result has 3 columns}}
+  %pre, %c = nn.matmul_bias_gelu %a, %b, %bias : tensor<8x4xf32>, tensor<4x3xf32>, tensor<5xf32> -> tensor<8x3xf32>
+  return %c : tensor<8x3xf32>
+}
+
+// -----
+
+func.func @matmul_bias_element_types(%a: tensor<8x4xbf16>, %b: tensor<4x3xbf16>, %bias: tensor<3xf32>) -> tensor<8x3xbf16> {
+  // expected-error @+1 {{'nn.matmul_bias' op failed to verify that all of {lhs, rhs, bias, result} have same element type}}
+  %c = nn.matmul_bias %a, %b, %bias : tensor<8x4xbf16>, tensor<4x3xbf16>, tensor<3xf32> -> tensor<8x3xbf16>
+  return %c : tensor<8x3xbf16>
+}

@@ -64,3 +64,14 @@ func.func @mixed_precision_optimizer(%master: tensor<96xf32>, %g: tensor<96xbf16
   %p16 = nn.cast %p2 : tensor<96xf32> -> tensor<96xbf16>
   return %p16 : tensor<96xbf16>
 }
+
+// The fused linear layers of nn-fuse-epilogues.
+// CHECK-LABEL: func @fused_linear
+func.func @fused_linear(%x: tensor<8x4xbf16>, %w: tensor<16x4xbf16>, %b: tensor<16xbf16>,
+                        %w2: tensor<16x3xbf16>, %b2: tensor<3xbf16>) -> (tensor<8x16xbf16>, tensor<8x3xbf16>) {
+  // CHECK: %[[PRE:.*]], %[[G:.*]] = nn.matmul_bias_gelu %{{.*}}, %{{.*}}, %{{.*}} transpose_rhs : tensor<8x4xbf16>, tensor<16x4xbf16>, tensor<16xbf16> -> tensor<8x16xbf16>
+  %pre, %g = nn.matmul_bias_gelu %x, %w, %b transpose_rhs : tensor<8x4xbf16>, tensor<16x4xbf16>, tensor<16xbf16> -> tensor<8x16xbf16>
+  // CHECK: nn.matmul_bias %[[G]], %{{.*}}, %{{.*}} : tensor<8x16xbf16>, tensor<16x3xbf16>, tensor<3xbf16> -> tensor<8x3xbf16>
+  %y = nn.matmul_bias %g, %w2, %b2 : tensor<8x16xbf16>, tensor<16x3xbf16>, tensor<3xbf16> -> tensor<8x3xbf16>
+  return %pre, %y : tensor<8x16xbf16>, tensor<8x3xbf16>
+}
