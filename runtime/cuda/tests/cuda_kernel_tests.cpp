@@ -25,7 +25,8 @@
 //  - bf16: the f32 result rounded once to 8 significant bits may land one
 //    ulp (2^-7 relative) apart when the float32 results differ in their
 //    last bits: 2 ulps for most kernels, 4 for attention, whose GPU kernel
-//    may round the softmax probabilities to bf16 for the tensor cores.
+//    may round the softmax probabilities to bf16 for the tensor cores, and
+//    for matmul_bias, which the CPU rounds after each of its three steps.
 //
 // `--fault=bad-label` / `--fault=bad-id` make a kernel meet a label / token
 // id out of range on the GPU: the next synchronisation must stop the process
@@ -286,6 +287,47 @@ void testMatmul(Harness &h) {
               return std::vector<void *>{c};
             });
   }
+}
+
+/// zrt_matmul_bias: cuBLASLt's BIAS and GELU_AUX_BIAS epilogues against the
+/// CPU's unfused kernels in sequence. n = 13 (not a multiple of 8) takes the
+/// GPU's fallback for GELU (BIAS epilogue, then the GELU kernel); k = 0
+/// leaves the bias alone. bf16 gets 4 ulps: the CPU rounds the product, the
+/// sum with the bias and the GELU each to bf16, cuBLASLt only the last.
+void testMatmulBias(Harness &h) {
+  struct Shape {
+    int64_t m, n, k;
+    int ta, tb;
+    const char *what;
+  };
+  const Shape shapes[] = {{7, 13, 5, 0, 0, "7x13x5"},
+                          {7, 13, 5, 1, 1, "7x13x5 transA transB"},
+                          {33, 64, 17, 0, 0, "33x64x17"},
+                          {33, 64, 17, 0, 1, "33x64x17 transB"},
+                          {3, 8, 0, 0, 0, "k=0"},
+                          {512, 3072, 768, 0, 0, "GPT-2 mlp fc"}};
+  for (int32_t dtype : kDtypes)
+    for (const Shape &s : shapes)
+      for (int32_t epilogue : {ZRT_EPILOGUE_BIAS, ZRT_EPILOGUE_BIAS_GELU}) {
+        bool gelu = epilogue == ZRT_EPILOGUE_BIAS_GELU;
+        auto a = randomVector(std::max<int64_t>(1, s.m * s.k));
+        auto b = randomVector(std::max<int64_t>(1, s.k * s.n));
+        auto bias = randomVector(s.n);
+        h.close(std::string("matmul_bias") + (gelu ? "_gelu " : " ") +
+                    dtypeName(dtype) + " " + s.what,
+                tol(dtype, kGemm, 4), [&](zrt_context *ctx, Buffers &buf) {
+                  void *c = buf.nans(dtype, s.m * s.n);
+                  void *pre = gelu ? buf.nans(dtype, s.m * s.n) : nullptr;
+                  zrt_matmul_bias(ctx, dtype, buf.floats(dtype, a),
+                                  buf.floats(dtype, b),
+                                  buf.floats(dtype, bias), c, pre, s.m, s.n,
+                                  s.k, s.ta, s.tb, epilogue);
+                  std::vector<void *> out{c};
+                  if (gelu)
+                    out.push_back(pre);
+                  return out;
+                });
+      }
 }
 
 void testBias(Harness &h) {
@@ -861,6 +903,7 @@ int main(int argc, char **argv) {
   zrt_context *gpuShards[2] = {gpuContext(1, 3), gpuContext(2, 3)};
   Harness h{cpu, gpu, check};
   testMatmul(h);
+  testMatmulBias(h);
   testBias(h);
   testElementwise(h);
   testSlices(h);
