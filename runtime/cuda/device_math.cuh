@@ -1,10 +1,18 @@
-//===- device_math.cuh - Shared helpers of the CUDA kernels ----*- CUDA -*-===//
+//===- device_math.cuh - Shared device code of the kernels -----*- CUDA -*-===//
 //
-// What every kernel family needs and nothing more: the dtype dispatch (the
-// same error message as the CPU backend's), float32 views of float and
-// __nv_bfloat16 elements, 16-byte packs for vectorised loads, deterministic
-// warp and block sums, launch sizes, stream-ordered scratch, and the
-// column reduction behind sum_rows and the norms' parameter gradients.
+// What every kernel family's device code needs and nothing more: float32
+// views of float and __nv_bfloat16 elements, 16-byte packs for vectorised
+// loads, deterministic warp and block sums, launch sizes, the block's
+// dynamic shared memory, and the column reduction behind sum_rows and the
+// norms' parameter gradients. The host side the launches share (dtype
+// dispatch, scratch, the column reduction's launches) is launch_utils.cuh.
+//
+// This header and the *_kernels.cuh headers that include it compile under
+// nvcc and, with ZRT_CUDA_EMULATION defined, as ordinary C++ over the host
+// emulator of runtime/cuda/tests/emulation (cuda_emulation.h supplies
+// threadIdx, __shfl_xor_sync, ...), which is how the kernels are tested on a
+// machine without a GPU (zrt-cuda-kernels-emulated). So they include no
+// CUDA header other than through the #ifdef below, and no host-only header.
 //
 // bf16 is rounded by hand (core/bf16.h, shared with the CPU backend) rather
 // than with __float2bfloat16_rn: the two agree on every number, but the CPU
@@ -21,13 +29,14 @@
 #ifndef ZRT_CUDA_DEVICE_MATH_CUH
 #define ZRT_CUDA_DEVICE_MATH_CUH
 
-#include "core/bf16.h"
-#include "core/check.h"
-#include "cuda/cuda_check.h"
-#include "cuda/kernels.h"
-
+#ifdef ZRT_CUDA_EMULATION
+#include "cuda_emulation.h"
+#else
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#endif
+
+#include "core/bf16.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -36,39 +45,7 @@ namespace zrt::cuda {
 
 using Bf16 = __nv_bfloat16;
 
-//===--- Dtypes -----------------------------------------------------------===//
-
-/// Stops the job: `kernel` was called with a dtype zrt.h does not define.
-[[noreturn]] inline void unknownDtype(const char *kernel, int32_t dtype) {
-  fatal("%s: unknown dtype %d (expected %d for f32 or %d for bf16)", kernel,
-        dtype, ZRT_F32, ZRT_BF16);
-}
-
-/// Bytes per element of `dtype`; an unknown one stops the job naming `kernel`.
-inline int64_t dtypeSize(const char *kernel, int32_t dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return 4;
-  case ZRT_BF16:
-    return 2;
-  }
-  unknownDtype(kernel, dtype);
-}
-
-/// Calls fn(T{}) with T = float or Bf16 according to `dtype`. Host code: the
-/// entry points cast their void pointers to T inside fn and launch kernel<T>.
-template <typename Fn>
-inline void dispatchDtype(const char *kernel, int32_t dtype, Fn &&fn) {
-  switch (dtype) {
-  case ZRT_F32:
-    fn(float{});
-    return;
-  case ZRT_BF16:
-    fn(Bf16{});
-    return;
-  }
-  unknownDtype(kernel, dtype);
-}
+//===--- Element conversions ----------------------------------------------===//
 
 __device__ __forceinline__ float toFloat(float v) { return v; }
 __device__ __forceinline__ float toFloat(Bf16 v) { return __bfloat162float(v); }
@@ -170,39 +147,17 @@ template <typename T> __device__ T blockSum(T v) {
   return result;
 }
 
-//===--- Scratch ----------------------------------------------------------===//
+//===--- Dynamic shared memory --------------------------------------------===//
 
-/// Kernel-private scratch from the stream-ordered allocator: allocated on the
-/// compute stream when constructed, freed on it when destroyed, i.e. after
-/// every kernel the entry point enqueued in between. It lives only for one
-/// call, holds no model state, and so is not charged to the ledger (zrt_alloc
-/// would charge it and would free it at once, before the kernels ran).
-class Scratch {
-public:
-  Scratch(cudaStream_t stream, size_t bytes) : stream(stream) {
-    if (bytes > 0)
-      ZRT_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
-  }
-  ~Scratch() {
-    if (ptr)
-      ZRT_CUDA_CHECK(cudaFreeAsync(ptr, stream));
-  }
-  Scratch(const Scratch &) = delete;
-  Scratch &operator=(const Scratch &) = delete;
-
-  template <typename U> U *as(size_t byteOffset = 0) const {
-    return static_cast<U *>(
-        static_cast<void *>(static_cast<char *>(ptr) + byteOffset));
-  }
-
-private:
-  cudaStream_t stream;
-  void *ptr = nullptr;
-};
-
-/// `bytes` rounded up to a multiple of 256, for carving one Scratch into
-/// several aligned arrays.
-inline size_t alignScratch(size_t bytes) { return (bytes + 255) / 256 * 256; }
+/// The block's dynamic shared memory (the launch's third parameter) as T.
+template <typename T> __device__ __forceinline__ T *dynamicSharedMemory() {
+#ifdef ZRT_CUDA_EMULATION
+  return reinterpret_cast<T *>(emu::sharedMemory());
+#else
+  extern __shared__ float4 dynamicSmem4[];
+  return reinterpret_cast<T *>(dynamicSmem4);
+#endif
+}
 
 //===--- Column sums (sum_rows, dgamma, dbeta) ----------------------------===//
 //
@@ -265,30 +220,20 @@ __global__ void columnFinalKernel(const float *partials, int64_t chunks,
     }
 }
 
-/// Enqueues out_k[c] = sum_r src_k(r, c) on `stream`; rows <= 0 gives zeros.
-template <typename T, int kOut, typename Src>
-void reduceColumns(cudaStream_t stream, const Src &src, int64_t rows,
-                   int64_t cols, ColumnOutputs<T, kOut> dst) {
-  if (cols <= 0)
-    return;
-  if (rows <= 0) {
-    // Zero bits are 0.0 in float32 and bfloat16 alike.
-    for (int k = 0; k < kOut; ++k)
-      ZRT_CUDA_CHECK(cudaMemsetAsync(dst.out[k], 0, cols * sizeof(T), stream));
-    return;
-  }
+/// The grid of columnPartialsKernel for rows > 0: chunks of rowsPerChunk
+/// rows (at most kMaxRowChunks, none empty), a block per 32 columns of a
+/// chunk. columnFinalKernel then runs on gridFor(cols) blocks of kThreads.
+struct ColumnPlan {
+  int64_t chunks, rowsPerChunk;
+  dim3 partialsGrid, partialsBlock;
+};
+inline ColumnPlan planColumns(int64_t rows, int64_t cols) {
   int64_t chunks = std::min(ceilDiv(rows, kRowsPerChunk), kMaxRowChunks);
   const int64_t rowsPerChunk = ceilDiv(rows, chunks);
   chunks = ceilDiv(rows, rowsPerChunk); // no empty chunk
-  Scratch partials(stream, (size_t)kOut * chunks * cols * sizeof(float));
-  dim3 grid((unsigned)ceilDiv(cols, kColTile), (unsigned)chunks);
-  dim3 block(kColTile, kRowLanes);
-  columnPartialsKernel<kOut><<<grid, block, 0, stream>>>(
-      src, rows, cols, rowsPerChunk, partials.as<float>());
-  ZRT_CUDA_CHECK_LAUNCH("columnPartialsKernel");
-  columnFinalKernel<T, kOut><<<gridFor(cols), kThreads, 0, stream>>>(
-      partials.as<float>(), chunks, cols, dst);
-  ZRT_CUDA_CHECK_LAUNCH("columnFinalKernel");
+  return {chunks, rowsPerChunk,
+          dim3((unsigned)ceilDiv(cols, kColTile), (unsigned)chunks),
+          dim3(kColTile, kRowLanes)};
 }
 
 } // namespace zrt::cuda

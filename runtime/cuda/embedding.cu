@@ -22,86 +22,31 @@
 // The sort's buffers come from the stream-ordered allocator (Scratch in
 // device_math.cuh): private to the call, not charged to the ledger.
 //
+// The kernels are in embedding_kernels.cuh, which the host emulator of
+// tests/emulation compiles too (zrt-cuda-kernels-emulated); this file holds
+// their launches.
+//
 //===----------------------------------------------------------------------===//
 
-#include "cuda/device_math.cuh"
+#include "cuda/embedding_kernels.cuh"
+#include "cuda/launch_utils.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 
 namespace zrt::cuda {
 
+using namespace embeddings;
+
 namespace {
-
-constexpr int kGatherThreads = 128;
-constexpr int64_t kMaxRowBlocks = 1 << 20;
-
-/// out[i, :] = table[ids[i], :] in units of U (rowUnits units a row).
-template <typename U>
-__global__ void embeddingKernel(const int32_t *ids, const U *table, U *out,
-                                int64_t n, int64_t vocab, int64_t rowUnits,
-                                DeviceError *errors) {
-  for (int64_t i = blockIdx.x; i < n; i += gridDim.x) {
-    const int32_t id = ids[i];
-    if (id < 0 || id >= vocab) {
-      if (threadIdx.x == 0)
-        reportDeviceError(errors, kTokenOutOfRange, i, id, vocab);
-      continue;
-    }
-    const U *src = table + (int64_t)id * rowUnits;
-    U *dst = out + i * rowUnits;
-    for (int64_t u = threadIdx.x; u < rowUnits; u += blockDim.x)
-      dst[u] = src[u];
-  }
-}
 
 template <typename U>
 void launchGather(cudaStream_t stream, const int32_t *ids, const void *table,
                   void *out, int64_t n, int64_t vocab, int64_t rowBytes,
                   DeviceError *errors) {
-  embeddingKernel<U>
-      <<<(unsigned)std::min<int64_t>(n, kMaxRowBlocks), kGatherThreads, 0,
-         stream>>>(ids, static_cast<const U *>(table), static_cast<U *>(out), n,
-                   vocab, rowBytes / (int64_t)sizeof(U), errors);
+  embeddingKernel<U><<<rowBlocks(n), kGatherThreads, 0, stream>>>(
+      ids, static_cast<const U *>(table), static_cast<U *>(out), n, vocab,
+      rowBytes / (int64_t)sizeof(U), errors);
   ZRT_CUDA_CHECK_LAUNCH("zrt_embedding");
-}
-
-/// keys[i] = ids[i], or `sentinel` (reported) when outside [0, vocab);
-/// positions[i] = i.
-__global__ void sortKeysKernel(const int32_t *ids, uint32_t *keys,
-                               int64_t *positions, int64_t n, int64_t vocab,
-                               uint32_t sentinel, DeviceError *errors) {
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
-    const int32_t id = ids[i];
-    bool valid = id >= 0 && id < vocab;
-    if (!valid)
-      reportDeviceError(errors, kTokenOutOfRange, i, id, vocab);
-    keys[i] = valid ? (uint32_t)id : sentinel;
-    positions[i] = i;
-  }
-}
-
-/// One block per run of equal ids in the sorted order (blocks at other
-/// indices return at once): dtable[id, c] = sum over the run of
-/// dout[position, c], in position order.
-template <typename T>
-__global__ void accumulateRunsKernel(const uint32_t *keys,
-                                     const int64_t *positions, const T *dout,
-                                     T *dtable, int64_t n, int64_t dim,
-                                     uint32_t sentinel) {
-  for (int64_t k = blockIdx.x; k < n; k += gridDim.x) {
-    const uint32_t key = keys[k];
-    if (key == sentinel || (k > 0 && keys[k - 1] == key))
-      continue;
-    T *row = dtable + (int64_t)key * dim;
-    for (int64_t c = threadIdx.x; c < dim; c += blockDim.x) {
-      float sum = 0.0f;
-      for (int64_t j = k; j < n && keys[j] == key; ++j)
-        sum += load(dout, positions[j] * dim + c);
-      store(row, c, sum);
-    }
-  }
 }
 
 } // namespace
@@ -170,10 +115,9 @@ void embeddingGrad(zrt_context *ctx, int32_t dtype, const int32_t *ids,
     ZRT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cubTemp, cubBytes, keysIn,
                                                    keysOut, posIn, posOut, n, 0,
                                                    endBit, stream));
-    accumulateRunsKernel<T>
-        <<<(unsigned)std::min<int64_t>(n, kMaxRowBlocks), kThreads, 0,
-           stream>>>(keysOut, posOut, static_cast<const T *>(dout),
-                     static_cast<T *>(dtable), n, dim, sentinel);
+    accumulateRunsKernel<T><<<rowBlocks(n), kThreads, 0, stream>>>(
+        keysOut, posOut, static_cast<const T *>(dout), static_cast<T *>(dtable),
+        n, dim, sentinel);
     ZRT_CUDA_CHECK_LAUNCH("zrt_embedding_grad");
   });
 }

@@ -29,6 +29,7 @@
 #ifndef ZRT_CUDA_KERNELS_H
 #define ZRT_CUDA_KERNELS_H
 
+#include "cuda/device_error.cuh"
 #include "zero/zrt.h"
 
 #include <cublasLt.h>
@@ -55,37 +56,12 @@ struct GemmResources {
 GemmResources gemmResources(zrt_context *ctx);
 constexpr size_t kGemmWorkspaceBytes = 32u << 20;
 
-/// What a kernel found wrong with its data. Written once (the first error
-/// wins) into device memory owned by the context.
-struct DeviceError {
-  int32_t code;  // 0: none; else one of DeviceErrorCode
-  int64_t row;   // the row (or element) where it was found
-  int64_t value; // the offending value (the label or id)
-  int64_t bound; // the bound it broke (cols or vocab)
-};
-enum DeviceErrorCode : int32_t {
-  kNoDeviceError = 0,
-  kLabelOutOfRange = 1, // softmax_xent(_grad): label not in [0, cols)
-  kTokenOutOfRange = 2  // embedding(_grad): id not in [0, vocab)
-};
-/// The device address kernels record errors at (see reportDeviceError).
+/// The device address kernels record errors at (see reportDeviceError in
+/// device_error.cuh).
 DeviceError *deviceErrorSlot(zrt_context *ctx);
 /// Copies the slot back (synchronising the compute stream) and, if a kernel
 /// recorded an error, stops the job with a message naming it.
 void checkDeviceErrors(zrt_context *ctx);
-
-#ifdef __CUDACC__
-/// Records an error from device code; the first one is kept.
-__device__ inline void reportDeviceError(DeviceError *slot, int32_t code,
-                                         int64_t row, int64_t value,
-                                         int64_t bound) {
-  if (atomicCAS(reinterpret_cast<int *>(&slot->code), 0, code) == 0) {
-    slot->row = row;
-    slot->value = value;
-    slot->bound = bound;
-  }
-}
-#endif
 
 //===--- Kernels (contracts in zrt.h) -------------------------------------===//
 
@@ -106,8 +82,8 @@ void biasAdd(zrt_context *ctx, int32_t dtype, const void *x, const void *bias,
              void *y, int64_t rows, int64_t cols);
 void sumRows(zrt_context *ctx, int32_t dtype, const void *x, void *y,
              int64_t rows, int64_t cols);
-void add(zrt_context *ctx, int32_t dtype, const void *a, const void *b,
-         void *y, int64_t n);
+void add(zrt_context *ctx, int32_t dtype, const void *a, const void *b, void *y,
+         int64_t n);
 void relu(zrt_context *ctx, int32_t dtype, const void *x, void *y, int64_t n);
 void reluGrad(zrt_context *ctx, int32_t dtype, const void *x, const void *dy,
               void *dx, int64_t n);
@@ -123,13 +99,13 @@ void sliceCols(zrt_context *ctx, int32_t dtype, const void *x, void *y,
                int64_t rows, int64_t cols, int64_t offset, int64_t size);
 void sliceColsGrad(zrt_context *ctx, int32_t dtype, const void *dy, void *dx,
                    int64_t rows, int64_t cols, int64_t offset, int64_t size);
-void cast(zrt_context *ctx, int32_t srcDtype, int32_t dstDtype,
-          const void *src, void *dst, int64_t n);
+void cast(zrt_context *ctx, int32_t srcDtype, int32_t dstDtype, const void *src,
+          void *dst, int64_t n);
 
 // softmax_xent.cu
 void softmaxXent(zrt_context *ctx, int32_t dtype, const void *logits,
-                 const int32_t *labels, float *loss, int64_t rows,
-                 int64_t cols, float divisor);
+                 const int32_t *labels, float *loss, int64_t rows, int64_t cols,
+                 float divisor);
 void softmaxXentGrad(zrt_context *ctx, int32_t dtype, const void *logits,
                      const int32_t *labels, const float *dloss, void *dlogits,
                      int64_t rows, int64_t cols, float divisor);

@@ -8,27 +8,21 @@
 // fill needs a kernel only for non-zero values: zero bits are 0.0 in float32
 // and bfloat16 alike.
 //
+// The kernels are in memory_ops_kernels.cuh, which the host emulator of
+// tests/emulation compiles too (zrt-cuda-kernels-emulated); this file holds
+// their launches.
+//
 //===----------------------------------------------------------------------===//
 
 #include "core/context.h"
-#include "cuda/device_math.cuh"
+#include "cuda/launch_utils.cuh"
+#include "cuda/memory_ops_kernels.cuh"
 
 #include <cmath>
 
 namespace zrt::cuda {
 
-namespace {
-
-template <typename T>
-__global__ void fillKernel(T *dst, int64_t n, float value) {
-  const T bits = fromFloat<T>(value);
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += stride)
-    dst[i] = bits;
-}
-
-} // namespace
+using namespace memory;
 
 void copy(zrt_context *ctx, const void *src, void *dst, int64_t bytes) {
   if (bytes <= 0 || src == dst)

@@ -18,50 +18,20 @@
 // Heads wider than 2 * kMaxHalf (never in practice) compute inv_freq on the
 // device instead.
 //
+// The kernels are in rope_kernels.cuh, which the host emulator of
+// tests/emulation compiles too (zrt-cuda-kernels-emulated); this file holds
+// their launches.
+//
 //===----------------------------------------------------------------------===//
 
-#include "cuda/device_math.cuh"
+#include "cuda/launch_utils.cuh"
+#include "cuda/rope_kernels.cuh"
 
 #include <cmath>
 
 namespace zrt::cuda {
 
-namespace {
-
-constexpr int kMaxHalf = 256;
-
-struct InvFreqTable {
-  float v[kMaxHalf];
-};
-
-template <typename T>
-__global__ void ropeKernel(const T *x, T *y, int64_t rows, int64_t seq,
-                           int64_t heads, int64_t headDim, float theta,
-                           bool inverse, bool useTable, InvFreqTable table) {
-  const int64_t half = headDim / 2;
-  const int64_t width = heads * headDim;
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-       t < rows * half; t += stride) {
-    const int64_t row = t / half, i = t % half;
-    const float invFreq =
-        useTable ? table.v[i]
-                 : 1.0f / powf(theta, (float)(2 * i) / (float)headDim);
-    const float angle = (float)(row % seq) * invFreq;
-    float s, c;
-    sincosf(angle, &s, &c);
-    if (inverse)
-      s = -s;
-    for (int64_t h = 0; h < heads; ++h) {
-      const int64_t base = row * width + h * headDim;
-      const float lo = load(x, base + i), hi = load(x, base + i + half);
-      store(y, base + i, lo * c - hi * s);
-      store(y, base + i + half, hi * c + lo * s);
-    }
-  }
-}
-
-} // namespace
+using namespace rotary;
 
 void rope(zrt_context *ctx, int32_t dtype, const void *x, void *y,
           int64_t batch, int64_t seq, int64_t heads, int64_t headDim,
@@ -73,17 +43,13 @@ void rope(zrt_context *ctx, int32_t dtype, const void *x, void *y,
   const int64_t half = headDim / 2;
   if (batch <= 0 || seq <= 0 || heads <= 0 || half <= 0)
     return;
-  InvFreqTable table{};
-  const bool useTable = half <= kMaxHalf;
-  if (useTable)
-    for (int64_t i = 0; i < half; ++i)
-      table.v[i] = 1.0f / std::pow(theta, (float)(2 * i) / (float)headDim);
+  const InvFreq invFreq = hostInvFreq(headDim, theta);
   const int64_t rows = batch * seq;
   dispatchDtype("zrt_rope", dtype, [&](auto tag) {
     using T = decltype(tag);
     ropeKernel<T><<<gridFor(rows * half), kThreads, 0, computeStream(ctx)>>>(
         static_cast<const T *>(x), static_cast<T *>(y), rows, seq, heads,
-        headDim, theta, inverse != 0, useTable, table);
+        headDim, theta, inverse != 0, invFreq.useTable, invFreq.table);
     ZRT_CUDA_CHECK_LAUNCH("zrt_rope");
   });
 }

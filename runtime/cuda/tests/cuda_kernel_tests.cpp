@@ -9,24 +9,7 @@
 // either backend sees them; outputs start as NaN, so an element a kernel
 // skips shows.
 //
-// Tolerances, as max |gpu - cpu| / max(1, |cpu|) (relative above 1, absolute
-// below; one line per check prints the error and the tolerance):
-//  - exact (compared bit for bit): copy, fill, cast, shard_slice, slice_cols
-//    and its gradient, embedding, relu and its gradient: no arithmetic, or
-//    one rounding both backends do alike;
-//  - kElementwise, 1e-5 in f32: one formula per element, where only the
-//    last bits of expf/tanhf/sqrtf may differ;
-//  - kReduction, 1e-4 in f32: sums over up to a few thousand terms in
-//    another order (the CPU sums some in double, a GPU in float trees), and
-//    RoPE's angles, which the backends may round differently at large
-//    positions;
-//  - kGemm, 1e-2 in f32: matmul and attention, which may run on TF32 tensor
-//    cores (10-bit significands) over reductions of up to 768 terms;
-//  - bf16: the f32 result rounded once to 8 significant bits may land one
-//    ulp (2^-7 relative) apart when the float32 results differ in their
-//    last bits: 2 ulps for most kernels, 4 for attention, whose GPU kernel
-//    may round the softmax probabilities to bf16 for the tensor cores, and
-//    for matmul_bias, which the CPU rounds after each of its three steps.
+// Tolerances: tests/comparison.h, shared with zrt-cuda-kernels-emulated.
 //
 // `--fault=bad-label` / `--fault=bad-id` make a kernel meet a label / token
 // id out of range on the GPU: the next synchronisation must stop the process
@@ -40,6 +23,7 @@
 #include "core/device.h"
 #include "cuda/attention_path.h"
 #include "cuda/backend.h"
+#include "cuda/tests/comparison.h"
 #include "tests/checker.h"
 #include "tests/random_data.h"
 
@@ -53,17 +37,9 @@
 #include <vector>
 
 using namespace zrt;
+using namespace zrt::cuda::test;
 
 namespace {
-
-constexpr double kElementwise = 1e-5;
-constexpr double kReduction = 1e-4;
-constexpr double kGemm = 1e-2;
-constexpr double kBf16Ulp = 1.0 / 128;
-
-double tol(int32_t dtype, double f32, int bf16Ulps = 2) {
-  return dtype == ZRT_BF16 ? bf16Ulps * kBf16Ulp : f32;
-}
 
 std::string str(int64_t value) { return std::to_string(value); }
 
@@ -158,31 +134,6 @@ private:
 /// contents are compared.
 using Body = std::function<std::vector<void *>(zrt_context *, Buffers &)>;
 
-/// Worst error over all elements; NaN where exactly one side is NaN (a
-/// skipped element), 0 where both are.
-double worstError(const std::vector<float> &gpu,
-                  const std::vector<float> &cpu) {
-  if (gpu.size() != cpu.size())
-    return NAN;
-  double worst = 0;
-  for (size_t i = 0; i < gpu.size(); ++i) {
-    if (std::isnan(gpu[i]) || std::isnan(cpu[i])) {
-      if (std::isnan(gpu[i]) != std::isnan(cpu[i]))
-        return NAN;
-      continue;
-    }
-    if (std::isinf(gpu[i]) || std::isinf(cpu[i])) {
-      if (gpu[i] != cpu[i])
-        return NAN;
-      continue;
-    }
-    double error = std::fabs((double)gpu[i] - cpu[i]) /
-                   std::max(1.0, std::fabs((double)cpu[i]));
-    worst = std::max(worst, error);
-  }
-  return worst;
-}
-
 struct Harness {
   zrt_context *cpu;
   zrt_context *gpu;
@@ -194,14 +145,7 @@ struct Harness {
     std::vector<void *> cpuOut = body(cpu, c);
     std::vector<void *> gpuOut = body(gpu, g);
     synchronizeDevice(gpu); // also reports a kernel's data error
-    double worst = 0;
-    for (size_t i = 0; i < cpuOut.size(); ++i) {
-      double error = worstError(g.read(gpuOut[i]), c.read(cpuOut[i]));
-      worst = std::isnan(error) ? error : std::max(worst, error);
-      if (std::isnan(worst))
-        break;
-    }
-    check.expectClose(name, worst, tolerance);
+    check.expectClose(name, worstOutputError(g, gpuOut, c, cpuOut), tolerance);
   }
 
   /// The outputs of `body` on both backends, bit for bit.
@@ -210,18 +154,8 @@ struct Harness {
     std::vector<void *> cpuOut = body(cpu, c);
     std::vector<void *> gpuOut = body(gpu, g);
     synchronizeDevice(gpu);
-    bool same = true;
-    std::string detail;
-    for (size_t i = 0; i < cpuOut.size() && same; ++i) {
-      std::vector<unsigned char> a = g.readBytes(gpuOut[i]);
-      std::vector<unsigned char> b = c.readBytes(cpuOut[i]);
-      for (size_t j = 0; j < a.size() && same; ++j)
-        if (a[j] != b[j]) {
-          same = false;
-          detail = "output " + str(i) + " differs first at byte " + str(j);
-        }
-    }
-    check.expectTrue(name + " (bit-exact)", same, detail);
+    std::string difference = firstByteDifference(g, gpuOut, c, cpuOut);
+    check.expectTrue(name + " (bit-exact)", difference.empty(), difference);
   }
 };
 

@@ -36,6 +36,7 @@ struct Fiber {
 
 /// A warp's barrier and its two sets of exchange slots.
 struct Warp {
+  unsigned lanes = kWarpSize; // fewer in a block's partial last warp
   unsigned arrived = 0, generation = 0;
   const char *op[2][kWarpSize];
   alignas(16) unsigned char slots[2][kWarpSize][kSlotBytes];
@@ -149,7 +150,10 @@ void runBlocks(dim3 grid, dim3 block, size_t sharedBytes,
   w.fibers.resize(threads);
   for (size_t i = 0; i < threads; ++i)
     w.stacks.emplace_back(new char[kStackBytes]);
-  w.warps.resize(threads / kWarpSize);
+  w.warps.resize((threads + kWarpSize - 1) / kWarpSize);
+  for (size_t i = 0; i < w.warps.size(); ++i)
+    w.warps[i].lanes =
+        (unsigned)std::min<size_t>(kWarpSize, threads - i * kWarpSize);
   w.sharedBytes = sharedBytes;
   w.shared.reset(new uint4[(sharedBytes + 15) / 16 + 1]);
   worker = &w;
@@ -178,6 +182,10 @@ const dim3 &blockIndex() { return self().block; }
 const dim3 &blockDimension() { return self().blockSize; }
 const dim3 &gridDimension() { return self().grid; }
 int laneId() { return self().current->linear % kWarpSize; }
+int warpLanes() {
+  Worker &w = self();
+  return (int)w.warps[w.current->linear / kWarpSize].lanes;
+}
 unsigned char *sharedMemory() {
   return reinterpret_cast<unsigned char *>(self().shared.get());
 }
@@ -200,8 +208,8 @@ const unsigned char *warpExchange(const char *op, const void *data,
   if (bytes > 0)
     std::memcpy(warp.slots[set][lane], data, bytes);
   warp.op[set][lane] = op;
-  barrier(warp.arrived, warp.generation, kWarpSize);
-  for (int l = 0; l < kWarpSize; ++l)
+  barrier(warp.arrived, warp.generation, warp.lanes);
+  for (int l = 0; l < (int)warp.lanes; ++l)
     if (std::strcmp(warp.op[set][l], op) != 0)
       fail("divergent warp collective in block %u warp %d: lane %d at %s, "
            "lane %d at %s",
@@ -209,12 +217,20 @@ const unsigned char *warpExchange(const char *op, const void *data,
   return &warp.slots[set][0][0];
 }
 
+const unsigned char *shuffle(const char *op, const void *data, size_t bytes,
+                             int source) {
+  const unsigned char *slots = warpExchange(op, data, bytes);
+  if (source < 0 || source >= warpLanes())
+    fail("%s: lane %d reads lane %d of a warp of %d lanes", op, laneId(),
+         source, warpLanes());
+  return slots + (size_t)source * kSlotBytes;
+}
+
 void launch(dim3 grid, dim3 block, size_t sharedBytes,
             const std::function<void()> &body, int workers) {
   const size_t threads = (size_t)block.x * block.y * block.z;
-  if (threads == 0 || threads % kWarpSize != 0 || threads > 1024)
-    fail("a block of %zu threads (must be a multiple of 32, at most 1024)",
-         threads);
+  if (threads == 0 || threads > 1024)
+    fail("a block of %zu threads (must be 1 to 1024)", threads);
   const size_t blocks = (size_t)grid.x * grid.y * grid.z;
   const size_t count = std::max<size_t>(1, std::min<size_t>(workers, blocks));
   std::vector<std::thread> pool;

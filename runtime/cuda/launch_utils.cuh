@@ -1,0 +1,119 @@
+//===- launch_utils.cuh - Host side shared by the launches -----*- CUDA -*-===//
+//
+// What the kernel families' launch code (the .cu files) shares: the dtype
+// dispatch (the same error message as the CPU backend's), stream-ordered
+// scratch, and the launches of device_math.cuh's column reduction. Host
+// code under nvcc only; the device code it launches is device_math.cuh's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZRT_CUDA_LAUNCH_UTILS_CUH
+#define ZRT_CUDA_LAUNCH_UTILS_CUH
+
+#include "core/check.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_math.cuh"
+#include "cuda/kernels.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace zrt::cuda {
+
+//===--- Dtypes -----------------------------------------------------------===//
+
+/// Stops the job: `kernel` was called with a dtype zrt.h does not define.
+[[noreturn]] inline void unknownDtype(const char *kernel, int32_t dtype) {
+  fatal("%s: unknown dtype %d (expected %d for f32 or %d for bf16)", kernel,
+        dtype, ZRT_F32, ZRT_BF16);
+}
+
+/// Bytes per element of `dtype`; an unknown one stops the job naming `kernel`.
+inline int64_t dtypeSize(const char *kernel, int32_t dtype) {
+  switch (dtype) {
+  case ZRT_F32:
+    return 4;
+  case ZRT_BF16:
+    return 2;
+  }
+  unknownDtype(kernel, dtype);
+}
+
+/// Calls fn(T{}) with T = float or Bf16 according to `dtype`. Host code: the
+/// entry points cast their void pointers to T inside fn and launch kernel<T>.
+template <typename Fn>
+inline void dispatchDtype(const char *kernel, int32_t dtype, Fn &&fn) {
+  switch (dtype) {
+  case ZRT_F32:
+    fn(float{});
+    return;
+  case ZRT_BF16:
+    fn(Bf16{});
+    return;
+  }
+  unknownDtype(kernel, dtype);
+}
+
+//===--- Scratch ----------------------------------------------------------===//
+
+/// Kernel-private scratch from the stream-ordered allocator: allocated on the
+/// compute stream when constructed, freed on it when destroyed, i.e. after
+/// every kernel the entry point enqueued in between. It lives only for one
+/// call, holds no model state, and so is not charged to the ledger (zrt_alloc
+/// would charge it and would free it at once, before the kernels ran).
+class Scratch {
+public:
+  Scratch(cudaStream_t stream, size_t bytes) : stream(stream) {
+    if (bytes > 0)
+      ZRT_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
+  }
+  ~Scratch() {
+    if (ptr)
+      ZRT_CUDA_CHECK(cudaFreeAsync(ptr, stream));
+  }
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+
+  template <typename U> U *as(size_t byteOffset = 0) const {
+    return static_cast<U *>(
+        static_cast<void *>(static_cast<char *>(ptr) + byteOffset));
+  }
+
+private:
+  cudaStream_t stream;
+  void *ptr = nullptr;
+};
+
+/// `bytes` rounded up to a multiple of 256, for carving one Scratch into
+/// several aligned arrays.
+inline size_t alignScratch(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+//===--- Column sums (sum_rows, dgamma, dbeta) ----------------------------===//
+
+/// Enqueues out_k[c] = sum_r src_k(r, c) on `stream`; rows <= 0 gives zeros.
+template <typename T, int kOut, typename Src>
+void reduceColumns(cudaStream_t stream, const Src &src, int64_t rows,
+                   int64_t cols, ColumnOutputs<T, kOut> dst) {
+  if (cols <= 0)
+    return;
+  if (rows <= 0) {
+    // Zero bits are 0.0 in float32 and bfloat16 alike.
+    for (int k = 0; k < kOut; ++k)
+      ZRT_CUDA_CHECK(cudaMemsetAsync(dst.out[k], 0, cols * sizeof(T), stream));
+    return;
+  }
+  const ColumnPlan plan = planColumns(rows, cols);
+  Scratch partials(stream, (size_t)kOut * plan.chunks * cols * sizeof(float));
+  columnPartialsKernel<kOut>
+      <<<plan.partialsGrid, plan.partialsBlock, 0, stream>>>(
+          src, rows, cols, plan.rowsPerChunk, partials.as<float>());
+  ZRT_CUDA_CHECK_LAUNCH("columnPartialsKernel");
+  columnFinalKernel<T, kOut><<<gridFor(cols), kThreads, 0, stream>>>(
+      partials.as<float>(), plan.chunks, cols, dst);
+  ZRT_CUDA_CHECK_LAUNCH("columnFinalKernel");
+}
+
+} // namespace zrt::cuda
+
+#endif // ZRT_CUDA_LAUNCH_UTILS_CUH
