@@ -20,6 +20,7 @@
 #include "cuda/backend.h"
 #include "cuda/cuda_check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <climits>
@@ -101,7 +102,12 @@ CudaRuntime::~CudaRuntime() {
 
 int64_t CudaRuntime::workspaceBytes() const {
   return (int64_t)kGemmWorkspaceBytes + sizeof(DeviceError) + sizeof(float) +
-         (int64_t)scratchBytes;
+         (int64_t)scratchBytes + transientScratchPeak;
+}
+
+void CudaRuntime::noteTransientScratch(int64_t bytes) {
+  transientScratchLive += bytes;
+  transientScratchPeak = std::max(transientScratchPeak, transientScratchLive);
 }
 
 void *CudaRuntime::kernelScratch(size_t bytes) {
@@ -229,6 +235,10 @@ CudaRuntime &runtimeOf(zrt_context *ctx) {
 }
 
 cudaStream_t computeStream(zrt_context *ctx) { return runtimeOf(ctx).compute; }
+
+void noteScratch(zrt_context *ctx, int64_t bytes) {
+  runtimeOf(ctx).noteTransientScratch(bytes);
+}
 
 GemmResources gemmResources(zrt_context *ctx) {
   CudaRuntime &runtime = runtimeOf(ctx);

@@ -92,6 +92,10 @@ public:
   /// its size is the high-water mark, counted in workspaceBytes().
   void *kernelScratch(size_t bytes);
 
+  /// Per-call scratch (Scratch, launch_utils.cuh) allocated (+) or freed (-);
+  /// its high-water mark is counted in workspaceBytes().
+  void noteTransientScratch(int64_t bytes);
+
   zrt_context *const ctx;
   const int gpu;
   cudaStream_t compute = nullptr;
@@ -125,6 +129,8 @@ private:
   uint64_t deviceBytes = 0; // the GPU's memory (cudaMemGetInfo's total)
   void *scratch = nullptr;  // kernelScratch's buffer
   size_t scratchBytes = 0;
+  int64_t transientScratchLive = 0; // noteTransientScratch's running sum
+  int64_t transientScratchPeak = 0; // and its maximum
   ncclComm_t nccl = nullptr; // null: a context without MPI (one rank)
   double timeoutSeconds = 300;
   cudaEvent_t inputsReady = nullptr; // re-recorded at every start

@@ -90,7 +90,7 @@ void sumRows(zrt_context *ctx, int32_t dtype, const void *x, void *y,
              int64_t rows, int64_t cols) {
   dispatchDtype("zrt_sum_rows", dtype, [&](auto tag) {
     using T = decltype(tag);
-    reduceColumns<T, 1>(computeStream(ctx),
+    reduceColumns<T, 1>(ctx,
                         SumRowsSrc<T>{static_cast<const T *>(x), cols}, rows,
                         cols, ColumnOutputs<T, 1>{{static_cast<T *>(y)}});
   });

@@ -100,7 +100,7 @@ void embeddingGrad(zrt_context *ctx, int32_t dtype, const int32_t *ids,
         (const int64_t *)nullptr, (int64_t *)nullptr, n, 0, endBit, stream));
     const size_t keyBytes = alignScratch(n * sizeof(uint32_t));
     const size_t posBytes = alignScratch(n * sizeof(int64_t));
-    Scratch scratch(stream, 2 * keyBytes + 2 * posBytes + cubBytes);
+    Scratch scratch(ctx, 2 * keyBytes + 2 * posBytes + cubBytes);
     uint32_t *keysIn = scratch.as<uint32_t>(0);
     uint32_t *keysOut = scratch.as<uint32_t>(keyBytes);
     int64_t *posIn = scratch.as<int64_t>(2 * keyBytes);

@@ -56,6 +56,11 @@ struct GemmResources {
 GemmResources gemmResources(zrt_context *ctx);
 constexpr size_t kGemmWorkspaceBytes = 32u << 20;
 
+/// Counts a kernel's per-call scratch (Scratch in launch_utils.cuh): +bytes
+/// when it is allocated, -bytes when it is freed. The most ever live at once
+/// is part of the context's runtime workspace (workspaceBytes()).
+void noteScratch(zrt_context *ctx, int64_t bytes);
+
 /// The device address kernels record errors at (see reportDeviceError in
 /// device_error.cuh).
 DeviceError *deviceErrorSlot(zrt_context *ctx);

@@ -60,17 +60,23 @@ inline void dispatchDtype(const char *kernel, int32_t dtype, Fn &&fn) {
 /// Kernel-private scratch from the stream-ordered allocator: allocated on the
 /// compute stream when constructed, freed on it when destroyed, i.e. after
 /// every kernel the entry point enqueued in between. It lives only for one
-/// call, holds no model state, and so is not charged to the ledger (zrt_alloc
-/// would charge it and would free it at once, before the kernels ran).
+/// call and holds no model state, so it is none of the ledger's categories
+/// (zrt_alloc would charge it and would free it at once, before the kernels
+/// ran); noteScratch counts it in the runtime workspace instead.
 class Scratch {
 public:
-  Scratch(cudaStream_t stream, size_t bytes) : stream(stream) {
-    if (bytes > 0)
+  Scratch(zrt_context *ctx, size_t bytes)
+      : ctx(ctx), stream(computeStream(ctx)), bytes(bytes) {
+    if (bytes > 0) {
       ZRT_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, stream));
+      noteScratch(ctx, (int64_t)bytes);
+    }
   }
   ~Scratch() {
-    if (ptr)
+    if (ptr) {
       ZRT_CUDA_CHECK(cudaFreeAsync(ptr, stream));
+      noteScratch(ctx, -(int64_t)bytes);
+    }
   }
   Scratch(const Scratch &) = delete;
   Scratch &operator=(const Scratch &) = delete;
@@ -81,7 +87,9 @@ public:
   }
 
 private:
+  zrt_context *ctx;
   cudaStream_t stream;
+  size_t bytes;
   void *ptr = nullptr;
 };
 
@@ -91,10 +99,12 @@ inline size_t alignScratch(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 //===--- Column sums (sum_rows, dgamma, dbeta) ----------------------------===//
 
-/// Enqueues out_k[c] = sum_r src_k(r, c) on `stream`; rows <= 0 gives zeros.
+/// Enqueues out_k[c] = sum_r src_k(r, c) on the compute stream of `ctx`;
+/// rows <= 0 gives zeros.
 template <typename T, int kOut, typename Src>
-void reduceColumns(cudaStream_t stream, const Src &src, int64_t rows,
+void reduceColumns(zrt_context *ctx, const Src &src, int64_t rows,
                    int64_t cols, ColumnOutputs<T, kOut> dst) {
+  cudaStream_t stream = computeStream(ctx);
   if (cols <= 0)
     return;
   if (rows <= 0) {
@@ -104,7 +114,7 @@ void reduceColumns(cudaStream_t stream, const Src &src, int64_t rows,
     return;
   }
   const ColumnPlan plan = planColumns(rows, cols);
-  Scratch partials(stream, (size_t)kOut * plan.chunks * cols * sizeof(float));
+  Scratch partials(ctx, (size_t)kOut * plan.chunks * cols * sizeof(float));
   columnPartialsKernel<kOut>
       <<<plan.partialsGrid, plan.partialsBlock, 0, stream>>>(
           src, rows, cols, plan.rowsPerChunk, partials.as<float>());

@@ -36,7 +36,7 @@ void copy(zrt_context *ctx, const void *src, void *dst, int64_t bytes) {
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
     return;
   }
-  Scratch staging(stream, bytes);
+  Scratch staging(ctx, bytes);
   ZRT_CUDA_CHECK(cudaMemcpyAsync(staging.as<void>(), src, bytes,
                                  cudaMemcpyDeviceToDevice, stream));
   ZRT_CUDA_CHECK(cudaMemcpyAsync(dst, staging.as<void>(), bytes,

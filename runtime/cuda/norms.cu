@@ -39,7 +39,7 @@ namespace {
 /// last (see the file comment). `kernel` names the entry point for the
 /// launch checks (ZRT_CUDA_CHECK_LAUNCH may ignore it).
 template <typename Norm, typename T>
-void normGrad([[maybe_unused]] const char *kernel, cudaStream_t stream,
+void normGrad([[maybe_unused]] const char *kernel, zrt_context *ctx,
               const T *x, const T *gamma, const T *dy, T *dx,
               ColumnOutputs<T, Norm::kParams> params, int64_t rows,
               int64_t cols, float eps) {
@@ -47,7 +47,8 @@ void normGrad([[maybe_unused]] const char *kernel, cudaStream_t stream,
   if (cols <= 0)
     return;
   const int64_t liveRows = std::max<int64_t>(rows, 0);
-  Scratch scratch(stream, liveRows * sizeof(Value));
+  cudaStream_t stream = computeStream(ctx);
+  Scratch scratch(ctx, liveRows * sizeof(Value));
   const Value *stats = scratch.as<Value>();
   if (liveRows > 0) {
     rowStatsKernel<Norm, T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
@@ -55,7 +56,7 @@ void normGrad([[maybe_unused]] const char *kernel, cudaStream_t stream,
     ZRT_CUDA_CHECK_LAUNCH(kernel);
   }
   reduceColumns<T, Norm::kParams>(
-      stream, typename Norm::template ParamGrads<T>{x, dy, stats, cols},
+      ctx, typename Norm::template ParamGrads<T>{x, dy, stats, cols},
       liveRows, cols, params);
   if (liveRows > 0) {
     rowDxKernel<Norm, T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
@@ -86,7 +87,7 @@ void layerNormGrad(zrt_context *ctx, int32_t dtype, const void *x,
                    void *dbeta, int64_t rows, int64_t cols, float eps) {
   dispatchDtype("zrt_layer_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
-    normGrad<LayerNormRows>("zrt_layer_norm_grad", computeStream(ctx),
+    normGrad<LayerNormRows>("zrt_layer_norm_grad", ctx,
                             static_cast<const T *>(x),
                             static_cast<const T *>(gamma),
                             static_cast<const T *>(dy), static_cast<T *>(dx),
@@ -115,7 +116,7 @@ void rmsNormGrad(zrt_context *ctx, int32_t dtype, const void *x,
   dispatchDtype("zrt_rms_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     normGrad<RmsNormRows>(
-        "zrt_rms_norm_grad", computeStream(ctx), static_cast<const T *>(x),
+        "zrt_rms_norm_grad", ctx, static_cast<const T *>(x),
         static_cast<const T *>(gamma), static_cast<const T *>(dy),
         static_cast<T *>(dx), ColumnOutputs<T, 1>{{static_cast<T *>(dgamma)}},
         rows, cols, eps);

@@ -42,7 +42,7 @@ void sumSquares(zrt_context *ctx, int32_t dtype, const void *x, float *out,
     // a given tensor), so the summation order is fixed.
     const int64_t packs = isAligned16(x) ? n / kSize : 0;
     const int64_t blocks = sumSquaresBlocks<T>(n);
-    Scratch partials(stream, blocks * sizeof(double));
+    Scratch partials(ctx, blocks * sizeof(double));
     sumSquaresPartialKernel<T><<<(unsigned)blocks, kSumThreads, 0, stream>>>(
         static_cast<const T *>(x), n, packs, partials.as<double>());
     ZRT_CUDA_CHECK_LAUNCH("zrt_sum_squares");

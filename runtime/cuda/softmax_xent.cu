@@ -38,7 +38,7 @@ void softmaxXent(zrt_context *ctx, int32_t dtype, const void *logits,
     using T = decltype(tag);
     cudaStream_t stream = computeStream(ctx);
     const int64_t liveRows = std::max<int64_t>(rows, 0);
-    Scratch rowLoss(stream, liveRows * sizeof(double));
+    Scratch rowLoss(ctx, liveRows * sizeof(double));
     if (liveRows > 0) {
       xentRowKernel<T><<<rowBlocks(liveRows), kRowThreads, 0, stream>>>(
           static_cast<const T *>(logits), labels, rowLoss.as<double>(),
