@@ -10,6 +10,10 @@ BUILD_DIR=${BUILD_DIR:-build}
 set +e
 ninja -C "$BUILD_DIR" check-zero 2>&1 | tee "$BUILD_DIR/check-zero.log"
 status=${PIPESTATUS[0]}
+# The kernel checks again, under AddressSanitizer + UBSan (a runtime-only
+# build in build-sanitize/).
+scripts/sanitize.sh 2>&1 | tee "$BUILD_DIR/sanitize.log"
+sanitize_status=${PIPESTATUS[0]}
 set -e
 # One closing line that any CI reads: lit's own summary, restated.
 count() {
@@ -19,5 +23,10 @@ count() {
 }
 failed=$(( $(count Failed) + $(count "Unexpectedly Passed") + $(count Timed\ Out) ))
 if [[ $status -ne 0 && $failed -eq 0 ]]; then failed=1; fi # the build itself failed
+if [[ $sanitize_status -ne 0 ]]; then
+  echo "sanitize: FAILED (see above)"
+  failed=$((failed + 1))
+  [[ $status -ne 0 ]] || status=$sanitize_status
+fi
 echo "check-zero: $(count Passed) passed, $failed failed, $(count Unsupported) skipped"
 exit "$status"

@@ -49,6 +49,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,23 +108,33 @@ public:
 
 private:
   static constexpr int32_t kInt32 = -1;
+  struct AlignedDelete {
+    void operator()(unsigned char *p) const {
+      ::operator delete[](p, std::align_val_t(16));
+    }
+  };
   struct Buffer {
-    std::unique_ptr<unsigned char[]> storage;
+    std::unique_ptr<unsigned char[], AlignedDelete> storage;
     unsigned char *data;
     int32_t dtype;
     int64_t n, bytes;
   };
 
+  /// The tensor ends exactly where its allocation ends, so that a kernel
+  /// reading or writing one element past it is caught by AddressSanitizer
+  /// (a build with -DZERO_SANITIZE=ON).
   void *add(int32_t dtype, int64_t n, const void *host, bool misaligned) {
     const int64_t size = dtype == ZRT_BF16 ? 2 : 4;
+    const int64_t offset = misaligned ? size : 0;
     Buffer b;
-    b.storage.reset(new unsigned char[n * size + 32]);
-    auto base = reinterpret_cast<uintptr_t>(b.storage.get());
-    b.data = b.storage.get() + (16 - base % 16) % 16 + (misaligned ? size : 0);
+    b.storage.reset(static_cast<unsigned char *>(::operator new[](
+        std::max<int64_t>(1, offset + n * size), std::align_val_t(16))));
+    b.data = b.storage.get() + offset;
     b.dtype = dtype;
     b.n = n;
     b.bytes = n * size;
-    std::memcpy(b.data, host, b.bytes);
+    if (b.bytes > 0) // host may be null then
+      std::memcpy(b.data, host, b.bytes);
     list.push_back(std::move(b));
     return list.back().data;
   }
