@@ -22,7 +22,11 @@ how much their answer matters when time runs short:
      must agree with each other too (stages 0 and 3 are the same arithmetic
      at world size 1);
   4. bench/gpu/pytorch_ref.py: PyTorch eager and torch.compile on the same
-     model, batches and optimizer.
+     model, batches and optimizer;
+  5. ablations, with whatever time is left (optional: a phase that finds no
+     time is no failure): stage 3 without the fused GEMM epilogues
+     (gpt2-s3-unfused) and with the SIMT attention (ZRT_CUDA_ATTENTION=simt),
+     reported as stage 3's tokens/s over theirs.
 
 Every phase gets at most what is left before --deadline (run.sh's budget,
 inside the device's 10-minute limit), and results.json / results.md are
@@ -55,6 +59,17 @@ GPT2_POSITION_PARAMS = 1024 * 768
 GPT2_LAYERS, GPT2_WIDTH = 12, 768
 LOSS_RTOL = 2e-2
 RESERVE_S = 15  # kept back from every phase for the report and the log tarball
+# Stage 3 with one optimisation off, timed after everything else if time is
+# left: the fused cuBLASLt epilogues (a program compiled with
+# --fuse-epilogues=false) and the tensor-core attention (SIMT kernels).
+ABLATIONS = [
+    {"key": "zero_s3_unfused", "program": "gpt2-s3-unfused",
+     "title": "zero-opt stage 3, --fuse-epilogues=false",
+     "what": "bias/GELU fused into the cuBLASLt GEMM (nn-fuse-epilogues)"},
+    {"key": "zero_s3_simt", "program": "gpt2-s3", "env": {"ZRT_CUDA_ATTENTION": "simt"},
+     "title": "zero-opt stage 3, ZRT_CUDA_ATTENTION=simt",
+     "what": "bf16 attention on the tensor cores (vs the SIMT kernels)"},
+]
 
 PROGRAM_RE = re.compile(r"^program: ZeRO stage (\d+), world size (\d+), language model, "
                         r"global batch (\d+) x (\d+) tokens")
@@ -159,15 +174,17 @@ class Bench:
     def allowance(self, cap):
         return min(cap, self.remaining() - RESERVE_S)
 
-    def phase(self, name, cap, fn):
+    def phase(self, name, cap, fn, optional=False):
         """Runs one phase within its allowance; an exception is recorded,
-        not raised, so that later phases still run."""
+        not raised, so that later phases still run. An optional phase (the
+        ablations) that finds no time left is no failure."""
         budget = self.allowance(cap)
         started = time.time()
         entry = {"name": name, "budget_s": round(budget, 1)}
         print(f"\n=== {name} (budget {budget:.0f} s, {self.remaining():.0f} s left)", flush=True)
         if budget < 5:
-            entry["status"] = "skipped: out of time"
+            entry["status"] = "skipped: out of time (optional)" if optional else \
+                "skipped: out of time"
             print(f"=== {name}: skipped, out of time", flush=True)
         else:
             try:
@@ -194,7 +211,8 @@ class Bench:
         """Whether everything that was meant to run passed."""
         bad = [c for c in self.r["checks"].values() if c.get("status") not in ("PASS", "SKIPPED")]
         bad += [s for s in self.r["speed"].values() if s.get("status") not in ("ok", "SKIPPED")]
-        bad += [p for p in self.r["phases"] if p.get("status") != "done"]
+        bad += [p for p in self.r["phases"]
+                if p.get("status") not in ("done", "skipped: out of time (optional)")]
         build_ok = self.r["build"].get("status") == "ok"
         return build_ok and not bad
 
@@ -230,8 +248,9 @@ class Bench:
             return [], "the runtime has no --device flag yet: ran on the CPU without it"
         return None, "the program has no --device flag: libzrt was built without the CUDA backend"
 
-    def run_program(self, key, exe, steps, budget, warmup):
-        """One zero-opt program; returns what its output says."""
+    def run_program(self, key, exe, steps, budget, warmup, env=None):
+        """One zero-opt program (with `env` added to the environment);
+        returns what its output says."""
         res = {"program": os.path.basename(exe), "steps": steps, "warmup": warmup}
         if not os.path.exists(exe):
             res.update(status="FAIL", error=f"{exe} was not built or linked")
@@ -245,7 +264,10 @@ class Bench:
         cmd = [exe, "--data=" + os.path.join(self.carry, self.manifest["data"]),
                f"--steps={steps}", f"--lr={self.manifest['lr']}",
                f"--clip-grad-norm={self.manifest['clip_grad_norm']}"] + flags
-        run = run_logged(cmd, budget, os.path.join(self.logs, key + ".log"), label=key)
+        run = run_logged(cmd, budget, os.path.join(self.logs, key + ".log"),
+                         env=dict(os.environ, **env) if env else None, label=key)
+        if env:
+            res["env"] = env
         res.update(rc=run["rc"], timed_out=run["timed_out"], seconds=round(run["seconds"], 1))
         if run["error"]:
             res.update(status="FAIL", error=run["error"])
@@ -382,26 +404,26 @@ class Bench:
         else:
             res.update(status="PASS", details=f"max rel. diff {worst['rel']:.2e} (step {worst['step']})")
 
-    def speed(self, stage, budget):
-        key = f"zero_s{stage}"
+    def speed(self, key, title, program, budget, env=None):
+        """The timed run of a carried speed program (gpt2-s0, gpt2-s3, ...)."""
         spec = self.manifest["speed"]
         if self.dry:
             # A 16 x 1024 GPT-2 step takes minutes on this CPU: the full-size
             # program only starts (--steps=0: init and ledger), and the small
             # check program stands in for the timed run.
-            smoke = self.run_program(key + "_smoke", self.exe(f"gpt2-s{stage}"), 0, budget / 2,
-                                     warmup=0)
+            smoke = self.run_program(key + "_smoke", self.exe(program), 0, budget / 2,
+                                     warmup=0, env=env)
             res = self.run_program(key, self.exe("gpt2-check-s3"), 3, self.allowance(budget / 2),
-                                   warmup=1)
-            res["note"] = (f"CPU dry run: timed gpt2-check-s3 for 3 steps; gpt2-s{stage} "
+                                   warmup=1, env=env)
+            res["note"] = (f"CPU dry run: timed gpt2-check-s3 for 3 steps; {program} "
                            f"--steps=0: {smoke['status']}"
                            + (f" ({smoke.get('error')})" if smoke["status"] != "ok" else ""))
             if smoke["status"] != "ok":
                 res["status"] = "FAIL"
         else:
-            res = self.run_program(key, self.exe(f"gpt2-s{stage}"), self.args.speed_steps,
-                                   budget, warmup=self.args.warmup)
-        res["title"] = f"zero-opt ZeRO stage {stage}"
+            res = self.run_program(key, self.exe(program), self.args.speed_steps,
+                                   budget, warmup=self.args.warmup, env=env)
+        res["title"] = title
         batch = res.get("batch", spec["batch"])
         seq = res.get("seq_len", spec["seq_len"])
         res["tokens_per_step"] = batch * seq
@@ -504,6 +526,12 @@ class Bench:
                 tt = s.get(t, {}).get("tokens_per_second")
                 if zt and tt:
                     out[f"{z}/{t}"] = zt / tt
+        # Ablations: what each optimisation is worth at stage 3.
+        base = s.get("zero_s3", {}).get("tokens_per_second")
+        for a in ABLATIONS:
+            at = s.get(a["key"], {}).get("tokens_per_second")
+            if base and at:
+                out[f"zero_s3/{a['key']}"] = base / at
         self.r["ratios"] = out
         return out
 
@@ -565,7 +593,8 @@ class Bench:
         L.append("")
         L += ["| run | status | tokens/step | step (ms) | tokens/s | MFU | peak memory (GiB) "
               "| first → last loss |", "|---|---|---|---|---|---|---|---|"]
-        for key in ("zero_s0", "zero_s3", "torch_eager", "torch_compile"):
+        for key in ("zero_s0", "zero_s3", "torch_eager", "torch_compile",
+                    *(a["key"] for a in ABLATIONS)):
             s = r["speed"].get(key)
             if not s:
                 continue
@@ -597,6 +626,14 @@ class Bench:
                 c = ratios.get(f"{z}/torch_compile")
                 L.append(f"| {name} | {f'{e:.3f}' if e else '—'} | {f'{c:.3f}' if c else '—'} |")
             L.append("")
+            ablated = [(a, ratios.get(f"zero_s3/{a['key']}")) for a in ABLATIONS]
+            if any(x for _, x in ablated):
+                L += ["Ablations (zero-opt stage 3 tokens/s ÷ the same program without one "
+                      "optimisation; above 1: the optimisation helps):", ""]
+                for a, x in ablated:
+                    if x:
+                        L.append(f"- {a['what']}: {x:.3f}")
+                L.append("")
 
         lc = r["checks"].get("loss_check")
         if lc and lc.get("rows"):
@@ -650,11 +687,17 @@ def main():
         bench.phase("collective tests", 60, lambda t: bench.test_tool(
             "collective_tests", "CUDA collectives", args.collective_tests, t))
         bench.phase("loss check", 120, bench.loss_check)
-        bench.phase("zero-opt stage 0", 150, lambda t: bench.speed(0, t))
-        bench.phase("zero-opt stage 3", 150, lambda t: bench.speed(3, t))
+        for stage in (0, 3):
+            bench.phase(f"zero-opt stage {stage}", 150, lambda t, stage=stage: bench.speed(
+                f"zero_s{stage}", f"zero-opt ZeRO stage {stage}", f"gpt2-s{stage}", t))
         bench.phase("stage 0 vs 3", 10, bench.stage_consistency)
     # PyTorch's numbers are worth having even when libzrt did not build.
     bench.phase("pytorch", 330, bench.pytorch)
+    if built:
+        # Last, with what time is left: stage 3 without each optimisation.
+        for a in ABLATIONS:
+            bench.phase(f"ablation: {a['key']}", 60, lambda t, a=a: bench.speed(
+                a["key"], a["title"], a["program"], t, env=a.get("env")), optional=True)
     bench.save()
     print("\n" + bench.markdown(), flush=True)
     sys.exit(0 if bench.r["ok"] else 1)

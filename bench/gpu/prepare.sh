@@ -11,6 +11,7 @@
 #      links (cc prog.o libzrt_main.a -L lib -lzrt -Wl,-rpath,lib):
 #        gpt2-s0.o        ZeRO stage 0, 16 x 1024 tokens  (speed)
 #        gpt2-s3.o        ZeRO stage 3, 16 x 1024 tokens  (speed)
+#        gpt2-s3-unfused.o  the same with --fuse-epilogues=false (ablation)
 #        gpt2-check-s3.o  ZeRO stage 3,  2 x  256 tokens  (loss check)
 #      16 x 1024 = 16,384 tokens a step, about 14 TFLOP: tens of
 #      milliseconds on an H200, long enough that launch overhead is not all
@@ -75,6 +76,8 @@ emit() {
 }
 emit gpt2-s0 --stage=0 --world-size=1 --batch=$BATCH --seq-len=$SEQ
 emit gpt2-s3 --stage=3 --world-size=1 --batch=$BATCH --seq-len=$SEQ
+# The ablation without the fused GEMM epilogues (bench.py's ABLATIONS).
+emit gpt2-s3-unfused --stage=3 --world-size=1 --batch=$BATCH --seq-len=$SEQ --fuse-epilogues=false
 emit gpt2-check-s3 --stage=3 --world-size=1 --batch=$CHECK_BATCH --seq-len=$CHECK_SEQ
 
 step "token file"
@@ -195,7 +198,8 @@ manifest = {
     "model": "gpt2", "precision": "bf16",
     "lr": float(env["LR"]), "clip_grad_norm": float(env["CLIP"]),
     "speed": {"batch": int(env["BATCH"]), "seq_len": int(env["SEQ"]),
-              "objects": {"0": "obj/gpt2-s0.o", "3": "obj/gpt2-s3.o"}},
+              "objects": {"0": "obj/gpt2-s0.o", "3": "obj/gpt2-s3.o",
+                          "3-unfused": "obj/gpt2-s3-unfused.o"}},
     "check": {"batch": int(env["CHECK_BATCH"]), "seq_len": int(env["CHECK_SEQ"]),
               "stage": 3, "steps": steps, "object": "obj/gpt2-check-s3.o",
               "reference": "ref/check-cpu.json"},
