@@ -256,6 +256,33 @@ storeRows(Bf16 *dst, const float (&acc)[D / 8][4], const float (&scale)[2],
 
 //===--- Forward (and the backward's statistics) --------------------------===//
 
+/// What one block of forwardKernel or dqKernel works on: batch b, head h
+/// and its KV head, the tile's first query row q0 (the last tiles, which see
+/// the most keys, go to the first blocks), the token offset of the batch
+/// entry, the warp's first row, and the two query rows (g and g + 8 of the
+/// warp's 16) whose accumulators this lane holds.
+struct QueryTile {
+  int64_t b, h, kvh, q0, rowBase, warpRow0;
+  int64_t rows[2];
+};
+
+__device__ __forceinline__ QueryTile queryTile(const Params &p, int warp,
+                                               int g) {
+  const int64_t block = blockIdx.x, bh = block % (p.batch * p.heads);
+  const int64_t numQueryTiles = (p.seq + kBlockRows - 1) / kBlockRows;
+  const int64_t qt = numQueryTiles - 1 - block / (p.batch * p.heads);
+  QueryTile tile;
+  tile.b = bh / p.heads;
+  tile.h = bh % p.heads;
+  tile.kvh = tile.h / p.group;
+  tile.q0 = qt * kBlockRows;
+  tile.rowBase = tile.b * p.seq;
+  tile.warpRow0 = tile.q0 + warp * kWarpRows;
+  tile.rows[0] = tile.warpRow0 + g;
+  tile.rows[1] = tile.warpRow0 + g + 8;
+  return tile;
+}
+
 /// Stats == false: out = softmax(q k^T scale, causal) v. Stats == true: per
 /// query row (index (b * heads + h) * seq + t), lse = m + log2(l) in log2
 /// units and delta = dO . O; out unused. One block per (batch, head, tile of
@@ -273,13 +300,10 @@ __global__ void __launch_bounds__(kThreads)
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  const int64_t block = blockIdx.x, bh = block % (p.batch * p.heads);
-  const int64_t numQueryTiles = (p.seq + kBlockRows - 1) / kBlockRows;
-  const int64_t qt = numQueryTiles - 1 - block / (p.batch * p.heads);
-  const int64_t b = bh / p.heads, h = bh % p.heads, kvh = h / p.group;
-  const int64_t q0 = qt * kBlockRows, rowBase = b * p.seq;
-  const int64_t warpRow0 = q0 + warp * kWarpRows;
-  const int64_t rows[2] = {warpRow0 + g, warpRow0 + g + 8};
+  const QueryTile tile = queryTile(p, warp, g);
+  const int64_t b = tile.b, h = tile.h, kvh = tile.kvh, q0 = tile.q0;
+  const int64_t rowBase = tile.rowBase, warpRow0 = tile.warpRow0;
+  const int64_t rows[2] = {tile.rows[0], tile.rows[1]};
 
   loadTile<D>(qs, kBlockRows, q, p.qStride, rowBase, q0, p.seq, h * D);
 
@@ -390,13 +414,10 @@ __global__ void __launch_bounds__(kThreads)
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  const int64_t block = blockIdx.x, bh = block % (p.batch * p.heads);
-  const int64_t numQueryTiles = (p.seq + kBlockRows - 1) / kBlockRows;
-  const int64_t qt = numQueryTiles - 1 - block / (p.batch * p.heads);
-  const int64_t b = bh / p.heads, h = bh % p.heads, kvh = h / p.group;
-  const int64_t q0 = qt * kBlockRows, rowBase = b * p.seq;
-  const int64_t warpRow0 = q0 + warp * kWarpRows;
-  const int64_t rows[2] = {warpRow0 + g, warpRow0 + g + 8};
+  const QueryTile tile = queryTile(p, warp, g);
+  const int64_t b = tile.b, h = tile.h, kvh = tile.kvh, q0 = tile.q0;
+  const int64_t rowBase = tile.rowBase, warpRow0 = tile.warpRow0;
+  const int64_t rows[2] = {tile.rows[0], tile.rows[1]};
 
   loadTile<D>(qs, kBlockRows, q, p.qStride, rowBase, q0, p.seq, h * D);
   loadTile<D>(dos, kBlockRows, dout, p.qStride, rowBase, q0, p.seq, h * D);
