@@ -202,11 +202,11 @@ std::unique_ptr<Plan> makePlan(const char *kernel, const PlanKey &key,
     // row-major c), which is the broadcast cuBLASLt's bias epilogue does.
     setDesc(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, key.epilogue);
     setDesc(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, (int32_t)type);
-    if (key.epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS) {
+    // The pre-activation (aux) has c's type, cuBLASLt's default; setting
+    // EPILOGUE_AUX_DATA_TYPE is meant for narrow-precision outputs, and an
+    // unsupported combination would fail the call.
+    if (key.epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS)
       setDesc(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, (int64_t)n);
-      setDesc(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
-              (int32_t)type);
-    }
     setEpiloguePointers(*plan, key.epilogue, bias, aux);
   }
 
