@@ -3,7 +3,10 @@
 // The compiler placed every buffer, so it knows each rank's peak: this pass
 // replays the lowered program's allocations and collectives the way libzrt
 // will execute and count them (runtime/core/memory.cpp, cpu/collectives.cpp),
-// and prints the prediction next to the ZeRO paper's formulas.
+// and prints the prediction next to the ZeRO paper's formulas. For the CUDA
+// backend it also predicts the parts of the runtime workspace (memory outside
+// the categories) that the program determines: the cuBLASLt workspace and
+// the attention backward's statistics (zrt.h).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
@@ -38,6 +41,9 @@ struct Ledger {
   std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> current{}, peak{};
   int64_t currentTotal = 0, peakTotal = 0;
   std::array<int64_t, NumCollectives> bytes{}, calls{};
+  /// On the CUDA backend, outside the categories: the attention backward's
+  /// statistics buffer, grown to the largest call (zrt.h).
+  int64_t attentionStatistics = 0;
 
   void allocate(int32_t category, int64_t size) {
     current[category] += size;
@@ -178,6 +184,12 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
           ledger.release(it->second.first, it->second.second);
           live.erase(it);
         }
+      } else if (callee == "zrt_attention_grad") {
+        std::optional<int64_t> batch = arg(9), seq = arg(10), heads = arg(11);
+        if (batch && seq && heads)
+          ledger.attentionStatistics = std::max(
+              ledger.attentionStatistics,
+              zrt_cuda_attention_statistics_bytes(*batch, *heads, *seq));
       } else if (callee == "zrt_wait") {
         ledger.release(ZRT_MEM_COMM, stagingOf.lookup(call.getOperand(1)));
       } else if (std::optional<CollectiveCall> collective =
@@ -252,6 +264,13 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
       }
       os << llvm::formatv("  {0,-12} {1,16}\n", "total", total);
     }
+    os << "runtime workspace on the CUDA backend (bytes; not in the "
+          "categories):\n";
+    os << llvm::formatv("  {0,-20} {1,16}\n", "gemm",
+                        ZRT_CUDA_GEMM_WORKSPACE_BYTES);
+    os << llvm::formatv("  {0,-20} {1,16}\n", "attention statistics",
+                        l.attentionStatistics);
+    os << "  and the per-call kernel scratch, measured at run time\n";
     os << "predicted traffic per rank per step (bytes, calls):\n";
     int64_t total = 0;
     for (int k = 0; k < NumCollectives; ++k) {
@@ -289,6 +308,9 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         {"parameter_bytes", m.paramBytes},
         {"peak_memory_bytes", std::move(memory)},
         {"planned_arena_bytes", std::move(arenas)},
+        {"cuda_workspace_bytes",
+         llvm::json::Object{{"gemm", ZRT_CUDA_GEMM_WORKSPACE_BYTES},
+                            {"attention_statistics", l.attentionStatistics}}},
         {"traffic_bytes_per_step", std::move(traffic)},
         {"collective_calls_per_step", std::move(calls)},
         {"zero_formulas",

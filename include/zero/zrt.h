@@ -96,6 +96,18 @@ typedef enum zrt_mem_category {
   ZRT_MEM_NUM_CATEGORIES = 6
 } zrt_mem_category;
 
+/* A GPU backend's own memory, outside the categories above ("memory runtime
+ * workspace" in the ledger), as far as the program determines it: the
+ * CUDA backend's cuBLASLt workspace, and the attention backward's per-row
+ * statistics (two floats per batch entry, head and query row of the
+ * largest zrt_attention_grad call). zero-opt --report predicts these two;
+ * the runtime adds its per-call kernel scratch and two small slots. */
+#define ZRT_CUDA_GEMM_WORKSPACE_BYTES ((int64_t)32 << 20)
+static inline int64_t
+zrt_cuda_attention_statistics_bytes(int64_t batch, int64_t heads, int64_t seq) {
+  return batch * heads * seq * 2 * (int64_t)sizeof(float);
+}
+
 /* The ledger category of the buffer the runtime allocates for an argument
  * of `role` (data and scalars count as data). Inline, not a symbol: the
  * compiler's memory report (passes/Report.cpp) must charge arguments exactly

@@ -95,9 +95,14 @@ public:
   /// (outside the ledger: the compiler's memory plan does not model it).
   virtual void *lossSlot() = 0;
 
-  /// Bytes the backend holds for itself (GEMM workspace, scratch), which
-  /// the ledger does not charge to any of the compiler's categories.
-  virtual int64_t workspaceBytes() const = 0;
+  /// Memory the backend holds for itself (GEMM workspace, scratch), which
+  /// the ledger does not charge to any of the compiler's categories, in
+  /// named parts (the same parts, in the same order, on every rank).
+  struct WorkspacePart {
+    const char *name;
+    int64_t bytes;
+  };
+  virtual std::vector<WorkspacePart> workspaceParts() const = 0;
 
   /// The collectives' transport. cpu/collectives.cpp checks the arguments,
   /// counts the bytes and allocates (and later frees) the staging of padded

@@ -4,6 +4,7 @@
 #include "core/check.h"
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace zrt {
@@ -27,9 +28,11 @@ void printLedger(zrt_context *ctx) {
   // A device backend's own memory (GEMM workspace, scratch) is none of the
   // compiler's categories: shown apart, so that those stay comparable with
   // its predictions. Every rank runs the same backend, so all reduce or none.
-  int64_t workspace = 0;
+  std::vector<DeviceRuntime::WorkspacePart> workspace;
   if (ctx->deviceRuntime)
-    workspace = maxOverRanks(ctx, ctx->deviceRuntime->workspaceBytes());
+    workspace = ctx->deviceRuntime->workspaceParts();
+  for (DeviceRuntime::WorkspacePart &part : workspace)
+    part.bytes = maxOverRanks(ctx, part.bytes);
   if (ctx->rank != 0)
     return;
   std::printf("memory and traffic per rank (max over %d ranks):\n",
@@ -39,10 +42,18 @@ void printLedger(zrt_context *ctx) {
                 (long long)values[c]);
   std::printf("memory peak total: %lld bytes\n",
               (long long)values[ZRT_MEM_NUM_CATEGORIES]);
-  if (ctx->deviceRuntime)
+  if (ctx->deviceRuntime) {
+    int64_t total = 0;
+    std::string parts;
+    for (const DeviceRuntime::WorkspacePart &part : workspace) {
+      total += part.bytes;
+      parts += std::string(parts.empty() ? "" : ", ") + part.name + " " +
+               std::to_string(part.bytes);
+    }
     std::printf("memory runtime workspace: %lld bytes (device backend, not "
-                "in the categories above)\n",
-                (long long)workspace);
+                "in the categories above: %s)\n",
+                (long long)total, parts.c_str());
+  }
   int64_t total = 0;
   for (int k = 0; k < NumCollectiveKinds; ++k) {
     int64_t bytes = values[ZRT_MEM_NUM_CATEGORIES + 1 + k];

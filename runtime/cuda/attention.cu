@@ -229,10 +229,11 @@ void zrt::cuda::attentionGrad(zrt_context *ctx, int32_t dtype, const void *q,
     return;
   cudaStream_t stream = computeStream(ctx);
   // Per query row: the logsumexp L and D = dO . O, float32, in the
-  // context's scratch (read only by the kernels enqueued here).
+  // context's scratch (read only by the kernels enqueued here; its size is
+  // zrt.h's formula, which zero-opt --report predicts).
   const size_t rows = (size_t)batch * (size_t)heads * (size_t)seq;
-  float *stats = static_cast<float *>(
-      runtimeOf(ctx).kernelScratch(2 * rows * sizeof(float)));
+  float *stats = static_cast<float *>(runtimeOf(ctx).kernelScratch(
+      zrt_cuda_attention_statistics_bytes(batch, heads, seq)));
   if (useTensorCores(dtype, headDim, {q, k, v, dout, dq, dk, dv})) {
     attentionGradTensorCores(kernel, stream, q, k, v, dout, dq, dk, dv, batch,
                              seq, heads, kvHeads, headDim, stats);

@@ -100,9 +100,12 @@ CudaRuntime::~CudaRuntime() {
   ZRT_CUDA_CHECK(cudaStreamDestroy(compute));
 }
 
-int64_t CudaRuntime::workspaceBytes() const {
-  return (int64_t)kGemmWorkspaceBytes + sizeof(DeviceError) + sizeof(float) +
-         (int64_t)scratchBytes + transientScratchPeak;
+std::vector<DeviceRuntime::WorkspacePart> CudaRuntime::workspaceParts() const {
+  // The first two are what zero-opt --report predicts (zrt.h).
+  return {{"gemm", (int64_t)kGemmWorkspaceBytes},
+          {"attention statistics", (int64_t)scratchBytes},
+          {"per-call scratch", transientScratchPeak},
+          {"slots", (int64_t)(sizeof(DeviceError) + sizeof(float))}};
 }
 
 void CudaRuntime::noteTransientScratch(int64_t bytes) {

@@ -67,7 +67,7 @@ public:
   void copyToHost(void *dst, const void *src, int64_t bytes) override;
   void synchronize() override;
   void *lossSlot() override { return loss; }
-  int64_t workspaceBytes() const override;
+  std::vector<WorkspacePart> workspaceParts() const override;
 
   // DeviceRuntime (collectives: nccl_collectives.cpp).
   int64_t startAllGather(int32_t dtype, const void *shard, void *full,
@@ -89,11 +89,11 @@ public:
   /// (the attention backward's per-row statistics), valid for the work
   /// enqueued on the compute stream until the next call. One buffer per
   /// context, grown (stream-ordered, on the compute stream) and never shrunk:
-  /// its size is the high-water mark, counted in workspaceBytes().
+  /// its size is the high-water mark, counted in workspaceParts().
   void *kernelScratch(size_t bytes);
 
   /// Per-call scratch (Scratch, launch_utils.cuh) allocated (+) or freed (-);
-  /// its high-water mark is counted in workspaceBytes().
+  /// its high-water mark is counted in workspaceParts().
   void noteTransientScratch(int64_t bytes);
 
   zrt_context *const ctx;

@@ -54,11 +54,11 @@ struct GemmResources {
   size_t workspaceBytes;
 };
 GemmResources gemmResources(zrt_context *ctx);
-constexpr size_t kGemmWorkspaceBytes = 32u << 20;
+constexpr size_t kGemmWorkspaceBytes = ZRT_CUDA_GEMM_WORKSPACE_BYTES;
 
 /// Counts a kernel's per-call scratch (Scratch in launch_utils.cuh): +bytes
 /// when it is allocated, -bytes when it is freed. The most ever live at once
-/// is part of the context's runtime workspace (workspaceBytes()).
+/// is part of the context's runtime workspace (workspaceParts()).
 void noteScratch(zrt_context *ctx, int64_t bytes);
 
 /// The device address kernels record errors at (see reportDeviceError in

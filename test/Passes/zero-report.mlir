@@ -14,6 +14,10 @@
 // CHECK-NEXT: optimizer{{ +}}64
 // CHECK: comm{{ +}}124
 // CHECK: model states (param + grad + optimizer) 188; ZeRO formula 16 Psi/N = 120
+// No attention here: the CUDA backend's workspace is its GEMM workspace.
+// CHECK: runtime workspace on the CUDA backend
+// CHECK-NEXT: gemm{{ +}}33554432
+// CHECK-NEXT: attention statistics{{ +}}0
 // CHECK: all_gather{{ +}}64{{ +}}1
 // CHECK-NEXT: reduce_scatter{{ +}}64{{ +}}1
 // CHECK-NEXT: all_reduce{{ +}}16{{ +}}2
