@@ -202,6 +202,16 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
                                                 : ZRT_MEM_ACTIVATION,
                      inPlace);
   };
+  // The trailing arguments zrt_matmul and zrt_matmul_bias share: m, n, k and
+  // the transpose flags of `gemm` (nn.matmul or a fused linear op).
+  auto gemmShape = [&](auto gemm) -> SmallVector<Value> {
+    auto lhs = shape(gemm.getLhs());
+    auto out = shape(gemm.getResult());
+    int64_t k = gemm.getTransposeLhs() ? lhs[0] : lhs[1];
+    return {i64(out[0]), i64(out[1]), i64(k),
+            rt.i32(loc, gemm.getTransposeLhs()),
+            rt.i32(loc, gemm.getTransposeRhs())};
+  };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::ConstantOp constant) -> LogicalResult {
         auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
@@ -215,29 +225,27 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](nn::MatmulOp mm) {
-        auto lhs = shape(mm.getLhs());
-        int64_t k = mm.getTransposeLhs() ? lhs[0] : lhs[1];
-        auto out = shape(mm.getResult());
         Value c = act(mm);
-        call(loc, "zrt_matmul",
-             {dt(mm), buf(mm.getLhs()), buf(mm.getRhs()), c, i64(out[0]),
-              i64(out[1]), i64(k), rt.i32(loc, mm.getTransposeLhs()),
-              rt.i32(loc, mm.getTransposeRhs())});
+        SmallVector<Value> args = {dt(mm), buf(mm.getLhs()), buf(mm.getRhs()),
+                                   c};
+        llvm::append_range(args, gemmShape(mm));
+        call(loc, "zrt_matmul", args);
         return success();
       })
       .Case<nn::MatmulBiasOp, nn::MatmulBiasGeluOp>([&](auto linear) {
-        auto lhs = shape(linear.getLhs());
-        int64_t k = linear.getTransposeLhs() ? lhs[0] : lhs[1];
-        auto out = shape(linear.getResult());
         bool gelu = isa<nn::MatmulBiasGeluOp>(op);
         Value pre = gelu ? act(op->getResult(0)) : rt.nullPtr(loc);
         Value c = act(linear.getResult());
-        call(loc, "zrt_matmul_bias",
-             {dt(linear.getResult()), buf(linear.getLhs()),
-              buf(linear.getRhs()), buf(linear.getBias()), c, pre, i64(out[0]),
-              i64(out[1]), i64(k), rt.i32(loc, linear.getTransposeLhs()),
-              rt.i32(loc, linear.getTransposeRhs()),
-              rt.i32(loc, gelu ? ZRT_EPILOGUE_BIAS_GELU : ZRT_EPILOGUE_BIAS)});
+        SmallVector<Value> args = {dt(linear.getResult()),
+                                   buf(linear.getLhs()),
+                                   buf(linear.getRhs()),
+                                   buf(linear.getBias()),
+                                   c,
+                                   pre};
+        llvm::append_range(args, gemmShape(linear));
+        args.push_back(
+            rt.i32(loc, gelu ? ZRT_EPILOGUE_BIAS_GELU : ZRT_EPILOGUE_BIAS));
+        call(loc, "zrt_matmul_bias", args);
         return success();
       })
       .Case([&](nn::BiasAddOp add) {

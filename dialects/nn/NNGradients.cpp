@@ -51,19 +51,12 @@ SmallVector<Value> MatmulBiasOp::buildGradients(OpBuilder &b,
   return grads;
 }
 
-/// Whether `value` is a splat constant of zero (autodiff's gradient of a
-/// result nothing reads).
-static bool isZeroSplat(Value value) {
-  DenseElementsAttr splat;
-  return matchPattern(value, m_Constant(&splat)) && splat.isSplat() &&
-         splat.getSplatValue<APFloat>().isZero();
-}
-
 SmallVector<Value> MatmulBiasGeluOp::buildGradients(OpBuilder &b,
                                                     ValueRange resultGrads) {
   Location loc = getLoc();
   Value dPre = GeluGradOp::create(b, loc, getPreActivation(), resultGrads[1]);
-  if (!isZeroSplat(resultGrads[0]))
+  // A zero splat is autodiff's gradient of a result nothing reads.
+  if (!matchPattern(resultGrads[0], m_AnyZeroFloat()))
     dPre = AddOp::create(b, loc, dPre, resultGrads[0]);
   SmallVector<Value> grads = matmulGradients(
       b, loc, dPre, getLhs(), getRhs(), getTransposeLhs(), getTransposeRhs());
