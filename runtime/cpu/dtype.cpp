@@ -1,26 +1,10 @@
-//===- dtype.cpp - Storage types: sizes, errors, float32 views ------------===//
+//===- dtype.cpp - float32 views of f32 and bf16 tensors ------------------===//
 
 #include "cpu/dtype.h"
-#include "core/check.h"
 
 #include <type_traits>
 
 namespace zrt {
-
-void unknownDtype(const char *kernel, int32_t dtype) {
-  fatal("%s: unknown dtype %d (expected %d for f32 or %d for bf16)", kernel,
-        dtype, ZRT_F32, ZRT_BF16);
-}
-
-int64_t dtypeSize(const char *kernel, int32_t dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return sizeof(float);
-  case ZRT_BF16:
-    return sizeof(Bf16);
-  }
-  unknownDtype(kernel, dtype);
-}
 
 FloatInput::FloatInput(const char *kernel, int32_t dtype, const void *data,
                        int64_t n) {

@@ -3,8 +3,8 @@
 // Kernels are written once, as templates over the storage type T (float or
 // Bf16), and compute in float32: load() widens an element, store() rounds a
 // float32 result back. dispatchDtype() turns the ABI's dtype argument into
-// that T, so an entry point is one line plus the kernel's name for the error
-// an unknown dtype raises.
+// that T (core/dtype.h, shared with the CUDA backend), so an entry point is
+// one line plus the kernel's name for the error an unknown dtype raises.
 //
 // The conversions are inline because they sit in every kernel's inner loop.
 //
@@ -13,6 +13,7 @@
 #define ZRT_CPU_DTYPE_H
 
 #include "core/bf16.h"
+#include "core/dtype.h"
 #include "zero/zrt.h"
 
 #include <cstdint>
@@ -42,25 +43,11 @@ inline void store(Bf16 *data, int64_t i, float value) {
   data[i] = floatToBf16(value);
 }
 
-/// Stops the job: `kernel` was called with a dtype zrt.h does not define.
-[[noreturn]] void unknownDtype(const char *kernel, int32_t dtype);
-
-/// Bytes per element of `dtype`; an unknown one stops the job naming `kernel`.
-int64_t dtypeSize(const char *kernel, int32_t dtype);
-
-/// Calls fn(T{}) with T = float or Bf16 according to `dtype`; a kernel's
-/// entry point casts its void pointers to T inside fn.
+/// Calls fn(T{}) with T = float or Bf16 according to `dtype` (core/dtype.h);
+/// a kernel's entry point casts its void pointers to T inside fn.
 template <typename Fn>
 inline void dispatchDtype(const char *kernel, int32_t dtype, Fn &&fn) {
-  switch (dtype) {
-  case ZRT_F32:
-    fn(float{});
-    return;
-  case ZRT_BF16:
-    fn(Bf16{});
-    return;
-  }
-  unknownDtype(kernel, dtype);
+  dispatchDtypeAs<Bf16>(kernel, dtype, fn);
 }
 
 /// A float32 copy of `n` elements of `dtype` at `data`, or `data` itself when

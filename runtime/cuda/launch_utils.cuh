@@ -1,7 +1,7 @@
 //===- launch_utils.cuh - Host side shared by the launches -----*- CUDA -*-===//
 //
 // What the kernel families' launch code (the .cu files) shares: the dtype
-// dispatch (the same error message as the CPU backend's), stream-ordered
+// dispatch (core/dtype.h's, over __nv_bfloat16), stream-ordered
 // scratch, and the launches of device_math.cuh's column reduction. Host
 // code under nvcc only; the device code it launches is device_math.cuh's.
 //
@@ -10,6 +10,7 @@
 #define ZRT_CUDA_LAUNCH_UTILS_CUH
 
 #include "core/check.h"
+#include "core/dtype.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.h"
@@ -23,36 +24,12 @@ namespace zrt::cuda {
 
 //===--- Dtypes -----------------------------------------------------------===//
 
-/// Stops the job: `kernel` was called with a dtype zrt.h does not define.
-[[noreturn]] inline void unknownDtype(const char *kernel, int32_t dtype) {
-  fatal("%s: unknown dtype %d (expected %d for f32 or %d for bf16)", kernel,
-        dtype, ZRT_F32, ZRT_BF16);
-}
-
-/// Bytes per element of `dtype`; an unknown one stops the job naming `kernel`.
-inline int64_t dtypeSize(const char *kernel, int32_t dtype) {
-  switch (dtype) {
-  case ZRT_F32:
-    return 4;
-  case ZRT_BF16:
-    return 2;
-  }
-  unknownDtype(kernel, dtype);
-}
-
-/// Calls fn(T{}) with T = float or Bf16 according to `dtype`. Host code: the
-/// entry points cast their void pointers to T inside fn and launch kernel<T>.
+/// Calls fn(T{}) with T = float or Bf16 (__nv_bfloat16) according to
+/// `dtype` (core/dtype.h, shared with the CPU backend). Host code: the entry
+/// points cast their void pointers to T inside fn and launch kernel<T>.
 template <typename Fn>
 inline void dispatchDtype(const char *kernel, int32_t dtype, Fn &&fn) {
-  switch (dtype) {
-  case ZRT_F32:
-    fn(float{});
-    return;
-  case ZRT_BF16:
-    fn(Bf16{});
-    return;
-  }
-  unknownDtype(kernel, dtype);
+  dispatchDtypeAs<Bf16>(kernel, dtype, fn);
 }
 
 //===--- Scratch ----------------------------------------------------------===//

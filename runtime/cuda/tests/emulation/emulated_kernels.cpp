@@ -12,6 +12,7 @@
 
 #include "emulated_kernels.h"
 
+#include "core/dtype.h"
 #include "cuda/attention_kernels.cuh"
 #include "cuda/elementwise_kernels.cuh"
 #include "cuda/embedding_kernels.cuh"
@@ -45,16 +46,9 @@ void launch(dim3 grid, dim3 block, size_t smemBytes, Kernel kernel,
       grid, block, smemBytes, [&] { kernel(args...); }, workerCount);
 }
 
-/// launch_utils.cuh's dispatchDtype; an unknown dtype is a test bug here.
+/// launch_utils.cuh's dispatchDtype.
 template <typename Fn> void byDtype(int32_t dtype, Fn &&fn) {
-  if (dtype == ZRT_F32)
-    fn(float{});
-  else if (dtype == ZRT_BF16)
-    fn(Bf16{});
-  else {
-    std::fprintf(stderr, "emulated kernels: unknown dtype %d\n", dtype);
-    std::exit(2);
-  }
+  dispatchDtypeAs<Bf16>("emulated kernel", dtype, fn);
 }
 
 /// Kernel scratch (cudaMallocAsync's memory is uninitialised): 0xff bytes,

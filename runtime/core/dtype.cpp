@@ -1,0 +1,23 @@
+//===- dtype.cpp - Sizes of the ABI's dtypes, the unknown-dtype error -----===//
+
+#include "core/dtype.h"
+#include "core/check.h"
+
+namespace zrt {
+
+void unknownDtype(const char *kernel, int32_t dtype) {
+  fatal("%s: unknown dtype %d (expected %d for f32 or %d for bf16)", kernel,
+        dtype, ZRT_F32, ZRT_BF16);
+}
+
+int64_t dtypeSize(const char *kernel, int32_t dtype) {
+  switch (dtype) {
+  case ZRT_F32:
+    return 4;
+  case ZRT_BF16:
+    return 2;
+  }
+  unknownDtype(kernel, dtype);
+}
+
+} // namespace zrt
