@@ -73,6 +73,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_context.h"
 #include "cuda/kernels.h"
+#include "cuda/shared_memory.cuh"
 
 #include <cuda_bf16.h>
 
@@ -118,12 +119,6 @@ unsigned gridSize(const char *kernel, int64_t tiles, int64_t batch,
   return (unsigned)(tiles * batch * heads);
 }
 
-template <typename Kernel> void allowSmem(Kernel kernel, size_t bytes) {
-  // Above 48 KiB a kernel must opt in to dynamic shared memory.
-  ZRT_CUDA_CHECK(cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-}
-
 template <int Dp, typename T, bool Stats>
 void launchForward(const char *kernel, cudaStream_t stream, const Shape &s,
                    const void *q, const void *k, const void *v, void *out,
@@ -132,7 +127,7 @@ void launchForward(const char *kernel, cudaStream_t stream, const Shape &s,
   unsigned grid = gridSize(kernel, (s.seq + Br - 1) / Br, s.batch, s.heads);
   size_t smem = forwardSmemFloats<Dp>() * sizeof(float);
   auto fn = attentionForwardKernel<Dp, T, Stats>;
-  allowSmem(fn, smem);
+  allowDynamicSharedMemory(fn, smem);
   fn<<<grid, simt::kThreads, smem, stream>>>(
       s, static_cast<const T *>(q), static_cast<const T *>(k),
       static_cast<const T *>(v), static_cast<T *>(out),
@@ -153,7 +148,7 @@ void launchBackward(const char *kernel, cudaStream_t stream, const Shape &s,
       gridSize(kernel, (s.seq + Bk - 1) / Bk, s.batch, s.kvHeads);
   size_t dkdvSmem = dkdvSmemFloats<Dp>() * sizeof(float);
   auto dkdvFn = attentionDkDvKernel<Dp, T>;
-  allowSmem(dkdvFn, dkdvSmem);
+  allowDynamicSharedMemory(dkdvFn, dkdvSmem);
   dkdvFn<<<dkdvGrid, simt::kThreads, dkdvSmem, stream>>>(
       s, static_cast<const T *>(q), static_cast<const T *>(k),
       static_cast<const T *>(v), static_cast<const T *>(dout), lse, delta,
@@ -164,7 +159,7 @@ void launchBackward(const char *kernel, cudaStream_t stream, const Shape &s,
   unsigned dqGrid = gridSize(kernel, (s.seq + Br - 1) / Br, s.batch, s.heads);
   size_t dqSmem = dqSmemFloats<Dp>() * sizeof(float);
   auto dqFn = attentionDqKernel<Dp, T>;
-  allowSmem(dqFn, dqSmem);
+  allowDynamicSharedMemory(dqFn, dqSmem);
   dqFn<<<dqGrid, simt::kThreads, dqSmem, stream>>>(
       s, static_cast<const T *>(q), static_cast<const T *>(k),
       static_cast<const T *>(v), static_cast<const T *>(dout), lse, delta,

@@ -11,6 +11,7 @@
 #include "cuda/attention_tc.h"
 #include "cuda/attention_tc_kernels.cuh"
 #include "cuda/cuda_check.h"
+#include "cuda/shared_memory.cuh"
 #include "zero/zrt.h"
 
 #include <climits>
@@ -29,12 +30,6 @@ unsigned gridOf(const char *kernel, int64_t blocks) {
   return (unsigned)blocks;
 }
 
-template <typename Kernel> void allowSmem(Kernel kernel, int bytes) {
-  // Above 48 KiB a kernel must opt in to dynamic shared memory.
-  ZRT_CUDA_CHECK(cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-}
-
 const Bf16 *bf16(const void *p) { return static_cast<const Bf16 *>(p); }
 Bf16 *bf16(void *p) { return static_cast<Bf16 *>(p); }
 
@@ -43,7 +38,7 @@ void launchForward(const char *kernel, cudaStream_t stream, const Params &p,
                    const void *q, const void *k, const void *v, void *out,
                    const void *dout, float *lse, float *delta) {
   auto fn = forwardKernel<D, Stats>;
-  allowSmem(fn, forwardSmemBytes<D>());
+  allowDynamicSharedMemory(fn, forwardSmemBytes<D>());
   fn<<<gridOf(kernel, queryBlocks(p)), kThreads, forwardSmemBytes<D>(),
        stream>>>(p, bf16(q), bf16(k), bf16(v), bf16(out), bf16(dout), lse,
                  delta);
@@ -58,13 +53,13 @@ void launchBackward(const char *kernel, cudaStream_t stream, const Params &p,
   launchForward<D, true>(kernel, stream, p, q, k, v, nullptr, dout, lse, delta);
 
   auto dkdv = dkdvKernel<D>;
-  allowSmem(dkdv, dkdvSmemBytes<D>());
+  allowDynamicSharedMemory(dkdv, dkdvSmemBytes<D>());
   dkdv<<<gridOf(kernel, keyBlocks(p)), kThreads, dkdvSmemBytes<D>(), stream>>>(
       p, bf16(q), bf16(k), bf16(v), bf16(dout), lse, delta, bf16(dk), bf16(dv));
   ZRT_CUDA_CHECK_LAUNCH(kernel);
 
   auto dqFn = dqKernel<D>;
-  allowSmem(dqFn, dqSmemBytes<D>());
+  allowDynamicSharedMemory(dqFn, dqSmemBytes<D>());
   dqFn<<<gridOf(kernel, queryBlocks(p)), kThreads, dqSmemBytes<D>(), stream>>>(
       p, bf16(q), bf16(k), bf16(v), bf16(dout), lse, delta, bf16(dq));
   ZRT_CUDA_CHECK_LAUNCH(kernel);
