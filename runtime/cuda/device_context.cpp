@@ -210,6 +210,10 @@ void CudaRuntime::checkDeviceErrors() {
   ZRT_CUDA_CHECK(cudaMemcpyAsync(&error, errorSlot, sizeof(error),
                                  cudaMemcpyDeviceToHost, compute));
   waitForStream(compute);
+  stopOnDeviceError(error);
+}
+
+void stopOnDeviceError(const DeviceError &error) {
   // The forward kernel of each pair sees a bad value first (the slot keeps
   // the first error), so it is the one named, with the CPU backend's words.
   switch (error.code) {

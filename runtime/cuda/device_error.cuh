@@ -2,9 +2,10 @@
 //
 // What a kernel found wrong with its data (a label or token id out of
 // range): recorded on the device with reportDeviceError, read back and
-// reported by checkDeviceErrors (kernels.h). The struct is plain C++ for the
-// host code; reportDeviceError is device code, compiled under nvcc and under
-// the host emulator of runtime/cuda/tests/emulation (ZRT_CUDA_EMULATION).
+// reported by checkDeviceErrors (kernels.h) through stopOnDeviceError. The
+// struct is plain C++ for the host code; reportDeviceError is device code,
+// compiled under nvcc and under the host emulator of
+// runtime/cuda/tests/emulation (ZRT_CUDA_EMULATION).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CUDA_DEVICE_ERROR_CUH
@@ -31,6 +32,12 @@ enum DeviceErrorCode : int32_t {
   kLabelOutOfRange = 1, // softmax_xent(_grad): label not in [0, cols)
   kTokenOutOfRange = 2  // embedding(_grad): id not in [0, vocab)
 };
+
+/// Host code: returns when `error` records nothing, else stops the job
+/// naming the kernel, the row and the value in the CPU backend's words (the
+/// CUDA runtime's synchronisation, and the emulated device's).
+void stopOnDeviceError(const DeviceError &error);
+
 #if defined(__CUDACC__) || defined(ZRT_CUDA_EMULATION)
 /// Records an error from device code; the first one is kept.
 __device__ inline void reportDeviceError(DeviceError *slot, int32_t code,
