@@ -39,5 +39,16 @@ if config.zero_build_compiler:
     config.available_features.add("compiler")
 if config.zero_cuda_enabled:
     config.available_features.add("cuda-build")
+    # `%link_cuda_emulated prog.o -o exe`: a compiled program that also runs
+    # with --device=cuda-emulated (runtime/cuda/tests/emulation/emulated_main.cpp).
+    lib = os.path.join(config.zero_obj_root, "lib")
+    config.substitutions.append(
+        (
+            "%link_cuda_emulated",
+            f"{config.cxx_compiler} -Wl,--start-group"
+            f" {lib}/libzrt_cuda_emulated_main.a {lib}/libzrt_cuda_emulated.a"
+            f" -Wl,--end-group -L{lib} -lzrt -Wl,-rpath,{lib} -lpthread",
+        )
+    )
 if shutil.which("nvidia-smi") and os.system("nvidia-smi -L >/dev/null 2>&1") == 0:
     config.available_features.add("gpu")

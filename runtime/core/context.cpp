@@ -58,9 +58,9 @@ void quiesceComm(zrt_context *ctx) { ctx->commQueue->drain(); }
 /// A program that starts a collective and never waits for it may have
 /// touched its buffers while it ran; say so rather than let it pass quietly.
 static void warnUnwaited(zrt_context *ctx) {
-  std::vector<int64_t> handles = ctx->deviceRuntime
-                                     ? ctx->deviceRuntime->unwaited()
-                                     : ctx->commQueue->unwaited();
+  DeviceRuntime *device = deviceTransport(ctx);
+  std::vector<int64_t> handles =
+      device ? device->unwaited() : ctx->commQueue->unwaited();
   if (handles.empty())
     return;
   std::string list;

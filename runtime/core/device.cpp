@@ -84,11 +84,34 @@ static std::string selectCuda(zrt_context *ctx, DeviceChoice choice,
 
 #endif // ZRT_HAVE_CUDA
 
+namespace {
+struct ExternalDevice {
+  const char *name = nullptr;
+  void (*attach)(zrt_context *) = nullptr;
+};
+ExternalDevice &externalDevice() {
+  static ExternalDevice device;
+  return device;
+}
+} // namespace
+
+void registerExternalDevice(const char *name, void (*attach)(zrt_context *)) {
+  externalDevice() = {name, attach};
+}
+
+const char *externalDeviceName() { return externalDevice().name; }
+
 std::string selectDevice(zrt_context *ctx, DeviceChoice choice,
                          std::string &banner) {
   banner = "device: cpu";
   if (choice == DeviceChoice::Cpu)
     return "";
+  if (choice == DeviceChoice::External) {
+    // Every rank has it: it is linked into the executable.
+    externalDevice().attach(ctx);
+    banner = std::string("device: ") + externalDevice().name;
+    return "";
+  }
 #ifdef ZRT_HAVE_CUDA
   return selectCuda(ctx, choice, banner);
 #else
@@ -99,6 +122,11 @@ std::string selectDevice(zrt_context *ctx, DeviceChoice choice,
            "NCCL are installed)";
   return "";
 #endif
+}
+
+DeviceRuntime *deviceTransport(const zrt_context *ctx) {
+  DeviceRuntime *device = ctx->deviceRuntime.get();
+  return device && !device->collectivesOnHost() ? device : nullptr;
 }
 
 void copyToDevice(const zrt_context *ctx, void *dst, const void *src,

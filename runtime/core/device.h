@@ -123,10 +123,25 @@ public:
   virtual void wait(int64_t handle) = 0;
   /// Handles started and never waited for, in order (a teardown warning).
   virtual std::vector<int64_t> unwaited() const = 0;
+
+  /// True for a device whose memory is host memory and whose kernels have
+  /// finished when they return (the emulated CUDA device of
+  /// runtime/cuda/tests/emulation): its collectives then run on the CPU
+  /// backend's transport, and the start/wait methods above are not called.
+  virtual bool collectivesOnHost() const { return false; }
 };
 
-/// --device: where a program's kernels run.
-enum class DeviceChoice { Auto, Cpu, Cuda };
+/// --device: where a program's kernels run. External: the device an
+/// executable registered with registerExternalDevice.
+enum class DeviceChoice { Auto, Cpu, Cuda, External };
+
+/// A device backend that is not libzrt's own but linked into the
+/// executable: a test's main registers it before zrt_run, and --device=NAME
+/// then calls `attach` on every rank's context (which must give the context
+/// its DeviceKernels and DeviceRuntime, as cuda::attach does). One at most.
+void registerExternalDevice(const char *name, void (*attach)(zrt_context *));
+/// The registered device's name, or null.
+const char *externalDeviceName();
 
 /// Collective over ctx's communicator (every rank must call it, and every
 /// rank reaches the same outcome). Attaches the chosen backend to `ctx`:
@@ -139,6 +154,7 @@ enum class DeviceChoice { Auto, Cpu, Cuda };
 /// Returns "" and sets `banner` to the startup line ("device: cpu", "device:
 /// cuda (NVIDIA H200, local rank 0 -> GPU 0)", rank 0's view), or returns the
 /// error every rank agreed on (the lowest failing rank's message).
+///  - external: the registered device, on every rank.
 std::string selectDevice(zrt_context *ctx, DeviceChoice choice,
                          std::string &banner);
 
@@ -154,6 +170,11 @@ void copyToHost(const zrt_context *ctx, void *dst, const void *src,
 /// `first` on: in place on a CPU context, through host staging on a device.
 void storeFloatsTo(const zrt_context *ctx, int32_t dtype, const float *src,
                    void *dst, int64_t first, int64_t count);
+
+/// The device runtime whose transport runs ctx's collectives, or null where
+/// the CPU backend's does (a CPU context, or a device whose
+/// collectivesOnHost() is true).
+DeviceRuntime *deviceTransport(const zrt_context *ctx);
 
 /// Waits for the step's work on a device (see DeviceRuntime::synchronize);
 /// nothing on a CPU context, whose kernels have finished when they return.

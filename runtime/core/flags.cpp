@@ -100,6 +100,8 @@ static bool parseDevice(const std::string &text, DeviceChoice &out) {
     out = DeviceChoice::Cpu;
   else if (text == "cuda")
     out = DeviceChoice::Cuda;
+  else if (externalDeviceName() && text == externalDeviceName())
+    out = DeviceChoice::External;
   else
     return false;
   return true;
@@ -120,7 +122,7 @@ static bool applyValue(const std::string &flag, const std::string &value,
     return true;
   }
   bool ok;
-  const char *expected;
+  std::string expected;
   if (flag == "--clip-grad-norm") {
     ok = parseNonNegative(value, options.clipGradNorm);
     expected = "a non-negative number";
@@ -129,7 +131,9 @@ static bool applyValue(const std::string &flag, const std::string &value,
     expected = "a non-negative integer";
   } else if (flag == "--device") {
     ok = parseDevice(value, options.device);
-    expected = "auto, cpu or cuda";
+    expected = externalDeviceName()
+                   ? std::string("auto, cpu, cuda or ") + externalDeviceName()
+                   : "auto, cpu or cuda";
   } else if (flag == "--lr") {
     ok = parseNonNegative(value, options.lr);
     expected = "a non-negative number";

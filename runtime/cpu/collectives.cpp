@@ -229,7 +229,7 @@ static int64_t startPadded(zrt_context *ctx, const char *op,
   count(ctx, kind, W * shardNumel, size);
   void *staging = stagingFor(ctx, numel, shardNumel, size);
   int64_t bytes = W * shardNumel * size;
-  if (ctx->deviceRuntime)
+  if (deviceTransport(ctx))
     return rememberStaging(
         ctx,
         startOnDevice(ctx, kind, bytes, bytes,
@@ -249,8 +249,8 @@ extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
         runAllGather(ctx, dtype, shard, full, numel, shardNumel, staging);
       },
       [=](void *staging, int64_t counted) {
-        return ctx->deviceRuntime->startAllGather(dtype, shard, full, numel,
-                                                  shardNumel, staging, counted);
+        return deviceTransport(ctx)->startAllGather(
+            dtype, shard, full, numel, shardNumel, staging, counted);
       });
 }
 
@@ -263,7 +263,7 @@ extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
         runReduceScatter(ctx, dtype, full, shard, numel, shardNumel, staging);
       },
       [=](void *staging, int64_t counted) {
-        return ctx->deviceRuntime->startReduceScatter(
+        return deviceTransport(ctx)->startReduceScatter(
             dtype, full, shard, numel, shardNumel, staging, counted);
       });
 }
@@ -275,17 +275,17 @@ extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
   mpiCount(op, n);
   checkLocalSpan(ctx, op);
   count(ctx, AllReduce, 2 * n, size);
-  if (ctx->deviceRuntime)
+  if (DeviceRuntime *device = deviceTransport(ctx))
     return startOnDevice(ctx, AllReduce, n * size, 2 * n * size, [&] {
-      return ctx->deviceRuntime->startAllReduce(dtype, x, y, n, 2 * n * size);
+      return device->startAllReduce(dtype, x, y, n, 2 * n * size);
     });
   return startCollective(ctx, AllReduce, n * size, 2 * n * size,
                          [=] { runAllReduce(ctx, dtype, x, y, n); });
 }
 
 extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
-  if (ctx->deviceRuntime)
-    ctx->deviceRuntime->wait(handle);
+  if (DeviceRuntime *device = deviceTransport(ctx))
+    device->wait(handle);
   else
     ctx->commQueue->wait(handle, ctx->tracer.get());
   auto staging = ctx->stagingByHandle.find(handle);

@@ -15,10 +15,15 @@ namespace zrt::cuda::emulated {
 
 namespace {
 
-/// Host memory standing in for device memory, and the slot the kernels
-/// record data errors in.
+/// Host memory standing in for device memory, the slot the kernels record
+/// data errors in, and a device-less context of the same rank for the
+/// kernels a GPU runs in a library.
 class EmulatedRuntime : public DeviceRuntime {
 public:
+  explicit EmulatedRuntime(const zrt_context *ctx)
+      : host(createLocalContext(ctx->rank, ctx->worldSize)) {}
+  ~EmulatedRuntime() override { destroyContext(host); }
+
   void *allocate(int64_t bytes) override {
     void *ptr = ::operator new[](bytes, kAlignment, std::nothrow);
     if (ptr)
@@ -38,34 +43,40 @@ public:
   void *lossSlot() override { return &loss; }
   std::vector<WorkspacePart> workspaceParts() const override { return {}; }
 
+  // The memory is the host's and the kernels are done when they return, so
+  // the CPU backend's transport (MPI) runs the collectives.
+  bool collectivesOnHost() const override { return true; }
   int64_t startAllGather(int32_t, const void *, void *, int64_t, int64_t,
                          void *, int64_t) override {
-    noCollectives("zrt_all_gather");
+    notCalled();
   }
   int64_t startReduceScatter(int32_t, const void *, void *, int64_t, int64_t,
                              void *, int64_t) override {
-    noCollectives("zrt_reduce_scatter");
+    notCalled();
   }
   int64_t startAllReduce(int32_t, const void *, void *, int64_t,
                          int64_t) override {
-    noCollectives("zrt_all_reduce");
+    notCalled();
   }
-  void wait(int64_t) override { noCollectives("zrt_wait"); }
+  void wait(int64_t) override { notCalled(); }
   std::vector<int64_t> unwaited() const override { return {}; }
 
   DeviceError errors{};
+  /// A CPU context with the device context's rank and world size.
+  zrt_context *host;
 
 private:
   // cudaMalloc's alignment.
   static constexpr std::align_val_t kAlignment{256};
-  [[noreturn]] static void noCollectives(const char *what) {
-    fatal("%s: the emulated CUDA device has no collectives (NCCL)", what);
+  [[noreturn]] static void notCalled() {
+    fatal("internal error: a collective was handed to the emulated CUDA "
+          "device, whose collectives run on the host");
   }
   float loss = 0;
 };
 
-DeviceError *errorSlot(zrt_context *ctx) {
-  return &static_cast<EmulatedRuntime *>(ctx->deviceRuntime.get())->errors;
+EmulatedRuntime &runtimeOf(zrt_context *ctx) {
+  return *static_cast<EmulatedRuntime *>(ctx->deviceRuntime.get());
 }
 
 /// A table entry: the emulated kernel with the zrt_* arguments after the
@@ -76,27 +87,21 @@ void forward(zrt_context *, Args... args) {
 }
 template <auto Kernel, typename... Args>
 void forwardWithErrors(zrt_context *ctx, Args... args) {
-  Kernel(args..., errorSlot(ctx));
+  Kernel(args..., &runtimeOf(ctx).errors);
 }
 
-/// A table entry for a kernel the emulator does not run.
-template <const char *Name, typename... Args>
-void notEmulated(zrt_context *, Args...) {
-  fatal("%s: no emulated kernel (cuBLASLt or the copy engine runs it on a "
-        "GPU)",
-        Name);
+/// A table entry for a kernel a GPU runs in a library (cuBLASLt) or on the
+/// copy engine, with no kernel of ours to emulate: the CPU backend's, on the
+/// device-less context, so that whole programs run on the emulated device.
+template <auto CpuKernel, typename... Args>
+void onHost(zrt_context *ctx, Args... args) {
+  CpuKernel(runtimeOf(ctx).host, args...);
 }
-constexpr char kMatmul[] = "zrt_matmul";
-constexpr char kMatmulBias[] = "zrt_matmul_bias";
-constexpr char kSliceCols[] = "zrt_slice_cols";
-constexpr char kSliceColsGrad[] = "zrt_slice_cols_grad";
-constexpr char kCopy[] = "zrt_copy";
-constexpr char kShardSlice[] = "zrt_shard_slice";
 
 DeviceKernels makeTable() {
   DeviceKernels kernels{};
-  kernels.matmul = notEmulated<kMatmul>;
-  kernels.matmul_bias = notEmulated<kMatmulBias>;
+  kernels.matmul = onHost<zrt_matmul>;
+  kernels.matmul_bias = onHost<zrt_matmul_bias>;
   kernels.bias_add = forward<biasAdd>;
   kernels.sum_rows = forward<sumRows>;
   kernels.add = forward<add>;
@@ -117,15 +122,15 @@ DeviceKernels makeTable() {
   kernels.rope = forward<rope>;
   kernels.attention = forward<attention>;
   kernels.attention_grad = forward<attentionGrad>;
-  kernels.slice_cols = notEmulated<kSliceCols>;
-  kernels.slice_cols_grad = notEmulated<kSliceColsGrad>;
+  kernels.slice_cols = onHost<zrt_slice_cols>;
+  kernels.slice_cols_grad = onHost<zrt_slice_cols_grad>;
   kernels.cast = forward<cast>;
   kernels.sum_squares = forward<sumSquares>;
   kernels.clip_coefficient = forward<clipCoefficient>;
   kernels.adamw = forward<adamw>;
-  kernels.copy = notEmulated<kCopy>;
+  kernels.copy = onHost<zrt_copy>;
   kernels.fill = forward<fill>;
-  kernels.shard_slice = notEmulated<kShardSlice>;
+  kernels.shard_slice = onHost<zrt_shard_slice>;
   return kernels;
 }
 
@@ -139,7 +144,7 @@ void attach(zrt_context *ctx) {
           "buffers",
           ctx->allocations.size());
   static const DeviceKernels table = makeTable();
-  ctx->deviceRuntime = std::make_unique<EmulatedRuntime>();
+  ctx->deviceRuntime = std::make_unique<EmulatedRuntime>(ctx);
   ctx->device = &table;
 }
 

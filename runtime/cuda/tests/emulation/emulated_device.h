@@ -5,14 +5,17 @@
 // DeviceRuntime, as cuda::attach does on a GPU, so that the zrt_* entry
 // points called on it (through ZRT_ON_DEVICE) run the CUDA kernels on the
 // host emulator. That lets the kernel checks the GPU runs
-// (cuda/tests/kernel_cases.h) run unchanged on a machine without a GPU.
+// (cuda/tests/kernel_cases.h) run unchanged on a machine without a GPU, and
+// whole compiled programs train on the CUDA kernels there
+// (zrt_cuda_emulated_main: --device=cuda-emulated).
 //
-// The device's memory is host memory, its copies are memcpy, and its
+// The device's memory is host memory, its copies are memcpy, its
 // synchronize() reports the data errors the kernels recorded with the CUDA
-// runtime's messages (stopOnDeviceError). What the emulator does not run
-// stops the job naming the kernel: matmul and matmul_bias (cuBLASLt), the
-// copy-engine kernels (copy, shard_slice, slice_cols and its gradient) and
-// the collectives (NCCL).
+// runtime's messages (stopOnDeviceError), and its collectives run on the
+// CPU backend's transport. What a GPU runs in a library or on the copy
+// engine, with no kernel of ours (matmul and matmul_bias: cuBLASLt; copy,
+// shard_slice, slice_cols and its gradient), runs as the CPU backend's
+// kernel.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CUDA_TESTS_EMULATION_EMULATED_DEVICE_H

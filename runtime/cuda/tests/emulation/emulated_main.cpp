@@ -1,0 +1,34 @@
+//===- emulated_main.cpp - main() of a program on the emulated device -----===//
+//
+// core/main.c with one more device: linked with a compiled program's object
+// file (zero-opt --emit=obj) and libzrt into libzrt_cuda_emulated_main.a's
+// executable, the program also runs with --device=cuda-emulated, where every
+// hand-written CUDA kernel runs on the host emulator (emulated_device.h).
+// Slow (each CUDA thread is a fiber), so for small models: it shows that a
+// real program's calls, composed step after step, give the CPU backend's
+// losses on the CUDA kernels, before a GPU is at hand
+// (test/runtime/cuda-emulated-training.test).
+//
+//===----------------------------------------------------------------------===//
+
+#include "emulated_device.h"
+#include "emulated_kernels.h"
+
+#include "core/device.h"
+#include "core/driver.h"
+
+#include <cstdlib>
+
+extern "C" void zero_program_apply(zrt_context *ctx, void **args)
+    __attribute__((weak));
+
+int main(int argc, char **argv) {
+  zrt::cuda::emulated::setWorkers(2);
+  // The test of the test: a primitive broken on purpose (cuda_emulation.h's
+  // emu::fault), which must show in the losses.
+  if (const char *fault = std::getenv("ZRT_CUDA_EMULATION_FAULT"))
+    zrt::cuda::emulated::setFault(fault);
+  zrt::registerExternalDevice("cuda-emulated", zrt::cuda::emulated::attach);
+  return zrt_run(argc, argv, zero_program_describe, zero_program_step,
+                 zero_program_apply);
+}
