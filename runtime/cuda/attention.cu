@@ -43,7 +43,7 @@
 //     dO_i . v_j, the rowsum(P * dP) of the softmax gradient), both float32,
 //     into the context's kernel scratch (8 bytes a query row; a buffer
 //     reused across calls and grown to the largest call, so that the memory
-//     report's runtime workspace counts it: CudaRuntime::kernelScratch);
+//     report's runtime workspace counts it: contextScratch in kernels.h);
 //  2. attentionDkDvKernel: one block per (batch, kv head, tile of keys),
 //     looping over every query head of the GQA group and every query chunk
 //     at or after the tile's first key, recomputing P = exp(s - L) and
@@ -71,8 +71,8 @@
 #include "cuda/attention_path.h"
 #include "cuda/attention_tc.h"
 #include "cuda/cuda_check.h"
-#include "cuda/device_context.h"
 #include "cuda/kernels.h"
+#include "cuda/launch.cuh"
 #include "cuda/shared_memory.cuh"
 
 #include <cuda_bf16.h>
@@ -128,10 +128,10 @@ void launchForward(const char *kernel, cudaStream_t stream, const Shape &s,
   size_t smem = forwardSmemFloats<Dp>() * sizeof(float);
   auto fn = attentionForwardKernel<Dp, T, Stats>;
   allowDynamicSharedMemory(fn, smem);
-  fn<<<grid, simt::kThreads, smem, stream>>>(
-      s, static_cast<const T *>(q), static_cast<const T *>(k),
-      static_cast<const T *>(v), static_cast<T *>(out),
-      static_cast<const T *>(dout), lse, delta);
+  launchKernel(fn, grid, simt::kThreads, smem, stream, s,
+               static_cast<const T *>(q), static_cast<const T *>(k),
+               static_cast<const T *>(v), static_cast<T *>(out),
+               static_cast<const T *>(dout), lse, delta);
   ZRT_CUDA_CHECK_LAUNCH(kernel);
 }
 
@@ -149,10 +149,10 @@ void launchBackward(const char *kernel, cudaStream_t stream, const Shape &s,
   size_t dkdvSmem = dkdvSmemFloats<Dp>() * sizeof(float);
   auto dkdvFn = attentionDkDvKernel<Dp, T>;
   allowDynamicSharedMemory(dkdvFn, dkdvSmem);
-  dkdvFn<<<dkdvGrid, simt::kThreads, dkdvSmem, stream>>>(
-      s, static_cast<const T *>(q), static_cast<const T *>(k),
-      static_cast<const T *>(v), static_cast<const T *>(dout), lse, delta,
-      static_cast<T *>(dk), static_cast<T *>(dv));
+  launchKernel(dkdvFn, dkdvGrid, simt::kThreads, dkdvSmem, stream, s,
+               static_cast<const T *>(q), static_cast<const T *>(k),
+               static_cast<const T *>(v), static_cast<const T *>(dout), lse,
+               delta, static_cast<T *>(dk), static_cast<T *>(dv));
   ZRT_CUDA_CHECK_LAUNCH(kernel);
 
   constexpr int Br = kWarps * rowsPerWarp<Dp>();
@@ -160,10 +160,10 @@ void launchBackward(const char *kernel, cudaStream_t stream, const Shape &s,
   size_t dqSmem = dqSmemFloats<Dp>() * sizeof(float);
   auto dqFn = attentionDqKernel<Dp, T>;
   allowDynamicSharedMemory(dqFn, dqSmem);
-  dqFn<<<dqGrid, simt::kThreads, dqSmem, stream>>>(
-      s, static_cast<const T *>(q), static_cast<const T *>(k),
-      static_cast<const T *>(v), static_cast<const T *>(dout), lse, delta,
-      static_cast<T *>(dq));
+  launchKernel(dqFn, dqGrid, simt::kThreads, dqSmem, stream, s,
+               static_cast<const T *>(q), static_cast<const T *>(k),
+               static_cast<const T *>(v), static_cast<const T *>(dout), lse,
+               delta, static_cast<T *>(dq));
   ZRT_CUDA_CHECK_LAUNCH(kernel);
 }
 
@@ -227,8 +227,8 @@ void zrt::cuda::attentionGrad(zrt_context *ctx, int32_t dtype, const void *q,
   // context's scratch (read only by the kernels enqueued here; its size is
   // zrt.h's formula, which zero-opt --report predicts).
   const size_t rows = (size_t)batch * (size_t)heads * (size_t)seq;
-  float *stats = static_cast<float *>(runtimeOf(ctx).kernelScratch(
-      zrt_cuda_attention_statistics_bytes(batch, heads, seq)));
+  float *stats = static_cast<float *>(contextScratch(
+      ctx, zrt_cuda_attention_statistics_bytes(batch, heads, seq)));
   if (useTensorCores(dtype, headDim, {q, k, v, dout, dq, dk, dv})) {
     attentionGradTensorCores(kernel, stream, q, k, v, dout, dq, dk, dv, batch,
                              seq, heads, kvHeads, headDim, stats);

@@ -14,6 +14,8 @@
 #ifndef ZRT_CUDA_ATTENTION_PATH_H
 #define ZRT_CUDA_ATTENTION_PATH_H
 
+#include "cuda/backend.h" // ZRT_CUDA_API
+
 namespace zrt::cuda {
 
 enum class AttentionPath {
@@ -22,10 +24,10 @@ enum class AttentionPath {
 };
 
 /// The current choice (ZRT_CUDA_ATTENTION unless overridden).
-AttentionPath attentionPath();
+ZRT_CUDA_API AttentionPath attentionPath();
 
 /// Overrides ZRT_CUDA_ATTENTION for the calls that follow (tests).
-void setAttentionPath(AttentionPath path);
+ZRT_CUDA_API void setAttentionPath(AttentionPath path);
 
 } // namespace zrt::cuda
 

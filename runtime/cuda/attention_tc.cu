@@ -11,6 +11,7 @@
 #include "cuda/attention_tc.h"
 #include "cuda/attention_tc_kernels.cuh"
 #include "cuda/cuda_check.h"
+#include "cuda/launch.cuh"
 #include "cuda/shared_memory.cuh"
 #include "zero/zrt.h"
 
@@ -39,9 +40,9 @@ void launchForward(const char *kernel, cudaStream_t stream, const Params &p,
                    const void *dout, float *lse, float *delta) {
   auto fn = forwardKernel<D, Stats>;
   allowDynamicSharedMemory(fn, forwardSmemBytes<D>());
-  fn<<<gridOf(kernel, queryBlocks(p)), kThreads, forwardSmemBytes<D>(),
-       stream>>>(p, bf16(q), bf16(k), bf16(v), bf16(out), bf16(dout), lse,
-                 delta);
+  launchKernel(fn, gridOf(kernel, queryBlocks(p)), kThreads,
+               forwardSmemBytes<D>(), stream, p, bf16(q), bf16(k), bf16(v),
+               bf16(out), bf16(dout), lse, delta);
   ZRT_CUDA_CHECK_LAUNCH(kernel);
 }
 
@@ -54,14 +55,16 @@ void launchBackward(const char *kernel, cudaStream_t stream, const Params &p,
 
   auto dkdv = dkdvKernel<D>;
   allowDynamicSharedMemory(dkdv, dkdvSmemBytes<D>());
-  dkdv<<<gridOf(kernel, keyBlocks(p)), kThreads, dkdvSmemBytes<D>(), stream>>>(
-      p, bf16(q), bf16(k), bf16(v), bf16(dout), lse, delta, bf16(dk), bf16(dv));
+  launchKernel(dkdv, gridOf(kernel, keyBlocks(p)), kThreads, dkdvSmemBytes<D>(),
+               stream, p, bf16(q), bf16(k), bf16(v), bf16(dout), lse, delta,
+               bf16(dk), bf16(dv));
   ZRT_CUDA_CHECK_LAUNCH(kernel);
 
   auto dqFn = dqKernel<D>;
   allowDynamicSharedMemory(dqFn, dqSmemBytes<D>());
-  dqFn<<<gridOf(kernel, queryBlocks(p)), kThreads, dqSmemBytes<D>(), stream>>>(
-      p, bf16(q), bf16(k), bf16(v), bf16(dout), lse, delta, bf16(dq));
+  launchKernel(dqFn, gridOf(kernel, queryBlocks(p)), kThreads, dqSmemBytes<D>(),
+               stream, p, bf16(q), bf16(k), bf16(v), bf16(dout), lse, delta,
+               bf16(dq));
   ZRT_CUDA_CHECK_LAUNCH(kernel);
 }
 

@@ -13,14 +13,21 @@
 
 #include <string>
 
+/// The CUDA backend's objects are compiled with hidden visibility: libzrt
+/// exports, of its zrt::cuda namespace, only what is marked with this (the
+/// core's and the GPU tests' entry points), so that a program linking
+/// another build of the kernels (the emulated device of
+/// runtime/cuda/tests/emulation) keeps its own apart from libzrt's.
+#define ZRT_CUDA_API __attribute__((visibility("default")))
+
 namespace zrt::cuda {
 
 /// GPUs this process can use; 0, with `why` set to the CUDA runtime's
 /// reason, when there are none (no driver, no device).
-int visibleGpus(std::string &why);
+ZRT_CUDA_API int visibleGpus(std::string &why);
 
 /// "NVIDIA H200": the name the driver gives GPU `gpu`.
-std::string gpuName(int gpu);
+ZRT_CUDA_API std::string gpuName(int gpu);
 
 /// Puts `ctx` on GPU `gpu`: its kernels, memory and collectives from now on
 /// run there (zrt_context::device and deviceRuntime). `ctx` must not hold
@@ -28,7 +35,7 @@ std::string gpuName(int gpu);
 /// every rank calls it, and NCCL is set up over the same ranks (rank 0 makes
 /// the unique id, MPI broadcasts it). A context without MPI (tests) gets no
 /// NCCL communicator; its collectives are local copies, as on the CPU.
-void attach(zrt_context *ctx, int gpu);
+ZRT_CUDA_API void attach(zrt_context *ctx, int gpu);
 
 } // namespace zrt::cuda
 

@@ -213,25 +213,6 @@ void CudaRuntime::checkDeviceErrors() {
   stopOnDeviceError(error);
 }
 
-void stopOnDeviceError(const DeviceError &error) {
-  // The forward kernel of each pair sees a bad value first (the slot keeps
-  // the first error), so it is the one named, with the CPU backend's words.
-  switch (error.code) {
-  case kNoDeviceError:
-    return;
-  case kLabelOutOfRange:
-    fatal("zrt_softmax_xent: label %lld in row %lld is outside [0, %lld)",
-          (long long)error.value, (long long)error.row, (long long)error.bound);
-  case kTokenOutOfRange:
-    fatal("zrt_embedding: id %lld in row %lld is outside [0, %lld)",
-          (long long)error.value, (long long)error.row, (long long)error.bound);
-  }
-  fatal("a CUDA kernel reported error code %d (row %lld, value %lld, bound "
-        "%lld)",
-        (int)error.code, (long long)error.row, (long long)error.value,
-        (long long)error.bound);
-}
-
 //===--- What kernels.h promises the kernels ------------------------------===//
 
 CudaRuntime &runtimeOf(zrt_context *ctx) {
@@ -250,6 +231,10 @@ void noteScratch(zrt_context *ctx, int64_t bytes) {
 GemmResources gemmResources(zrt_context *ctx) {
   CudaRuntime &runtime = runtimeOf(ctx);
   return {runtime.lt, runtime.workspace, kGemmWorkspaceBytes};
+}
+
+void *contextScratch(zrt_context *ctx, size_t bytes) {
+  return runtimeOf(ctx).kernelScratch(bytes);
 }
 
 DeviceError *deviceErrorSlot(zrt_context *ctx) {

@@ -44,8 +44,8 @@ void launchMap(zrt_context *ctx, const char *kernel, int32_t dtype, Op op,
       return;
     const MapArgs<T, kIn, kOut> args = makeMapArgs<T>(in, out);
     const MapPlan plan = planMap<T>(n, args.aligned);
-    mapKernel<T, kIn, kOut><<<plan.blocks, kThreads, 0, computeStream(ctx)>>>(
-        op, args, n, plan.packs);
+    launchKernel(mapKernel<T, kIn, kOut, Op>, plan.blocks, kThreads, 0,
+                 computeStream(ctx), op, args, n, plan.packs);
     ZRT_CUDA_CHECK_LAUNCH(kernel);
   });
 }
@@ -75,13 +75,13 @@ void biasAdd(zrt_context *ctx, int32_t dtype, const void *x, const void *bias,
     cudaStream_t stream = computeStream(ctx);
     if (cols % kSize == 0 && isAligned16(x) && isAligned16(bias) &&
         isAligned16(y))
-      biasAddKernel<T, true><<<gridFor(n / kSize), kThreads, 0, stream>>>(
-          static_cast<const T *>(x), static_cast<const T *>(bias),
-          static_cast<T *>(y), n, cols);
+      launchKernel(biasAddKernel<T, true>, gridFor(n / kSize), kThreads, 0,
+                   stream, static_cast<const T *>(x),
+                   static_cast<const T *>(bias), static_cast<T *>(y), n, cols);
     else
-      biasAddKernel<T, false><<<gridFor(n), kThreads, 0, stream>>>(
-          static_cast<const T *>(x), static_cast<const T *>(bias),
-          static_cast<T *>(y), n, cols);
+      launchKernel(biasAddKernel<T, false>, gridFor(n), kThreads, 0, stream,
+                   static_cast<const T *>(x), static_cast<const T *>(bias),
+                   static_cast<T *>(y), n, cols);
     ZRT_CUDA_CHECK_LAUNCH("zrt_bias_add");
   });
 }
@@ -171,8 +171,9 @@ void cast(zrt_context *ctx, int32_t srcDtype, int32_t dstDtype, const void *src,
         // copy() handles src == dst and overlapping ranges.
         cuda::copy(ctx, src, dst, n * (int64_t)sizeof(S));
       } else {
-        castKernel<S, D><<<gridFor(n), kThreads, 0, computeStream(ctx)>>>(
-            static_cast<const S *>(src), static_cast<D *>(dst), n);
+        launchKernel(castKernel<S, D>, gridFor(n), kThreads, 0,
+                     computeStream(ctx), static_cast<const S *>(src),
+                     static_cast<D *>(dst), n);
         ZRT_CUDA_CHECK_LAUNCH("zrt_cast");
       }
     });

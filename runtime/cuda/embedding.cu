@@ -43,9 +43,9 @@ template <typename U>
 void launchGather(cudaStream_t stream, const int32_t *ids, const void *table,
                   void *out, int64_t n, int64_t vocab, int64_t rowBytes,
                   DeviceError *errors) {
-  embeddingKernel<U><<<rowBlocks(n), kGatherThreads, 0, stream>>>(
-      ids, static_cast<const U *>(table), static_cast<U *>(out), n, vocab,
-      rowBytes / (int64_t)sizeof(U), errors);
+  launchKernel(embeddingKernel<U>, rowBlocks(n), kGatherThreads, 0, stream, ids,
+               static_cast<const U *>(table), static_cast<U *>(out), n, vocab,
+               rowBytes / (int64_t)sizeof(U), errors);
   ZRT_CUDA_CHECK_LAUNCH("zrt_embedding");
 }
 
@@ -107,17 +107,17 @@ void embeddingGrad(zrt_context *ctx, int32_t dtype, const int32_t *ids,
     int64_t *posOut = scratch.as<int64_t>(2 * keyBytes + posBytes);
     void *cubTemp = scratch.as<void>(2 * keyBytes + 2 * posBytes);
 
-    sortKeysKernel<<<gridFor(n), kThreads, 0, stream>>>(
-        ids, keysIn, posIn, n, vocab, sentinel, deviceErrorSlot(ctx));
+    launchKernel(sortKeysKernel, gridFor(n), kThreads, 0, stream, ids, keysIn,
+                 posIn, n, vocab, sentinel, deviceErrorSlot(ctx));
     ZRT_CUDA_CHECK_LAUNCH("zrt_embedding_grad");
     if (dim <= 0)
       return;
     ZRT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cubTemp, cubBytes, keysIn,
                                                    keysOut, posIn, posOut, n, 0,
                                                    endBit, stream));
-    accumulateRunsKernel<T><<<rowBlocks(n), kThreads, 0, stream>>>(
-        keysOut, posOut, static_cast<const T *>(dout), static_cast<T *>(dtable),
-        n, dim, sentinel);
+    launchKernel(accumulateRunsKernel<T>, rowBlocks(n), kThreads, 0, stream,
+                 keysOut, posOut, static_cast<const T *>(dout),
+                 static_cast<T *>(dtable), n, dim, sentinel);
     ZRT_CUDA_CHECK_LAUNCH("zrt_embedding_grad");
   });
 }

@@ -61,6 +61,12 @@ constexpr size_t kGemmWorkspaceBytes = ZRT_CUDA_GEMM_WORKSPACE_BYTES;
 /// is part of the context's runtime workspace (workspaceParts()).
 void noteScratch(zrt_context *ctx, int64_t bytes);
 
+/// At least `bytes` of device memory that lives with the context, for what
+/// the kernels enqueued by one call hand to each other (the attention
+/// backward's row statistics); valid until the next call. Grown, never
+/// shrunk; counted in the context's runtime workspace.
+void *contextScratch(zrt_context *ctx, size_t bytes);
+
 /// The device address kernels record errors at (see reportDeviceError in
 /// device_error.cuh).
 DeviceError *deviceErrorSlot(zrt_context *ctx);

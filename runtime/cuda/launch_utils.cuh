@@ -14,6 +14,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_math.cuh"
 #include "cuda/kernels.h"
+#include "cuda/launch.cuh"
 
 #include <cuda_runtime.h>
 
@@ -92,12 +93,12 @@ void reduceColumns(zrt_context *ctx, const Src &src, int64_t rows,
   }
   const ColumnPlan plan = planColumns(rows, cols);
   Scratch partials(ctx, (size_t)kOut * plan.chunks * cols * sizeof(float));
-  columnPartialsKernel<kOut>
-      <<<plan.partialsGrid, plan.partialsBlock, 0, stream>>>(
-          src, rows, cols, plan.rowsPerChunk, partials.as<float>());
+  launchKernel(columnPartialsKernel<kOut, Src>, plan.partialsGrid,
+               plan.partialsBlock, 0, stream, src, rows, cols,
+               plan.rowsPerChunk, partials.as<float>());
   ZRT_CUDA_CHECK_LAUNCH("columnPartialsKernel");
-  columnFinalKernel<T, kOut><<<gridFor(cols), kThreads, 0, stream>>>(
-      partials.as<float>(), plan.chunks, cols, dst);
+  launchKernel(columnFinalKernel<T, kOut>, gridFor(cols), kThreads, 0, stream,
+               partials.as<float>(), plan.chunks, cols, dst);
   ZRT_CUDA_CHECK_LAUNCH("columnFinalKernel");
 }
 

@@ -53,8 +53,8 @@ void fill(zrt_context *ctx, int32_t dtype, void *dst, int64_t n, float value) {
       ZRT_CUDA_CHECK(cudaMemsetAsync(dst, 0, n * sizeof(T), stream));
       return;
     }
-    fillKernel<T>
-        <<<gridFor(n), kThreads, 0, stream>>>(static_cast<T *>(dst), n, value);
+    launchKernel(fillKernel<T>, gridFor(n), kThreads, 0, stream,
+                 static_cast<T *>(dst), n, value);
     ZRT_CUDA_CHECK_LAUNCH("zrt_fill");
   });
 }

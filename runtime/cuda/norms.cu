@@ -51,16 +51,16 @@ void normGrad([[maybe_unused]] const char *kernel, zrt_context *ctx,
   Scratch scratch(ctx, liveRows * sizeof(Value));
   const Value *stats = scratch.as<Value>();
   if (liveRows > 0) {
-    rowStatsKernel<Norm, T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
-        x, scratch.as<Value>(), liveRows, cols, eps);
+    launchKernel(rowStatsKernel<Norm, T>, warpRowBlocks(liveRows), kThreads, 0,
+                 stream, x, scratch.as<Value>(), liveRows, cols, eps);
     ZRT_CUDA_CHECK_LAUNCH(kernel);
   }
   reduceColumns<T, Norm::kParams>(
       ctx, typename Norm::template ParamGrads<T>{x, dy, stats, cols},
       liveRows, cols, params);
   if (liveRows > 0) {
-    rowDxKernel<Norm, T><<<warpRowBlocks(liveRows), kThreads, 0, stream>>>(
-        x, gamma, dy, stats, dx, liveRows, cols);
+    launchKernel(rowDxKernel<Norm, T>, warpRowBlocks(liveRows), kThreads, 0,
+                 stream, x, gamma, dy, stats, dx, liveRows, cols);
     ZRT_CUDA_CHECK_LAUNCH(kernel);
   }
 }
@@ -74,10 +74,10 @@ void layerNorm(zrt_context *ctx, int32_t dtype, const void *x,
     using T = decltype(tag);
     if (rows <= 0 || cols <= 0)
       return;
-    layerNormKernel<T>
-        <<<warpRowBlocks(rows), kThreads, 0, computeStream(ctx)>>>(
-            static_cast<const T *>(x), static_cast<const T *>(gamma),
-            static_cast<const T *>(beta), static_cast<T *>(y), rows, cols, eps);
+    launchKernel(layerNormKernel<T>, warpRowBlocks(rows), kThreads, 0,
+                 computeStream(ctx), static_cast<const T *>(x),
+                 static_cast<const T *>(gamma), static_cast<const T *>(beta),
+                 static_cast<T *>(y), rows, cols, eps);
     ZRT_CUDA_CHECK_LAUNCH("zrt_layer_norm");
   });
 }
@@ -103,9 +103,10 @@ void rmsNorm(zrt_context *ctx, int32_t dtype, const void *x, const void *gamma,
     using T = decltype(tag);
     if (rows <= 0 || cols <= 0)
       return;
-    rmsNormKernel<T><<<warpRowBlocks(rows), kThreads, 0, computeStream(ctx)>>>(
-        static_cast<const T *>(x), static_cast<const T *>(gamma),
-        static_cast<T *>(y), rows, cols, eps);
+    launchKernel(rmsNormKernel<T>, warpRowBlocks(rows), kThreads, 0,
+                 computeStream(ctx), static_cast<const T *>(x),
+                 static_cast<const T *>(gamma), static_cast<T *>(y), rows, cols,
+                 eps);
     ZRT_CUDA_CHECK_LAUNCH("zrt_rms_norm");
   });
 }

@@ -43,19 +43,20 @@ void sumSquares(zrt_context *ctx, int32_t dtype, const void *x, float *out,
     const int64_t packs = isAligned16(x) ? n / kSize : 0;
     const int64_t blocks = sumSquaresBlocks<T>(n);
     Scratch partials(ctx, blocks * sizeof(double));
-    sumSquaresPartialKernel<T><<<(unsigned)blocks, kSumThreads, 0, stream>>>(
-        static_cast<const T *>(x), n, packs, partials.as<double>());
+    launchKernel(sumSquaresPartialKernel<T>, (unsigned)blocks, kSumThreads, 0,
+                 stream, static_cast<const T *>(x), n, packs,
+                 partials.as<double>());
     ZRT_CUDA_CHECK_LAUNCH("zrt_sum_squares");
-    sumSquaresFinalKernel<<<1, kFinalThreads, 0, stream>>>(
-        partials.as<double>(), blocks, out);
+    launchKernel(sumSquaresFinalKernel, 1, kFinalThreads, 0, stream,
+                 partials.as<double>(), blocks, out);
     ZRT_CUDA_CHECK_LAUNCH("zrt_sum_squares");
   });
 }
 
 void clipCoefficient(zrt_context *ctx, const float *totalSq,
                      const float *maxNorm, float *coef) {
-  clipCoefficientKernel<<<1, 1, 0, computeStream(ctx)>>>(totalSq, maxNorm,
-                                                         coef);
+  launchKernel(clipCoefficientKernel, 1, 1, 0, computeStream(ctx), totalSq,
+               maxNorm, coef);
   ZRT_CUDA_CHECK_LAUNCH("zrt_clip_coefficient");
 }
 
@@ -68,9 +69,9 @@ void adamw(zrt_context *ctx, int32_t gradDtype, const float *p, const void *g,
     using T = decltype(tag);
     if (n <= 0)
       return;
-    adamwKernel<T><<<gridFor(n), kThreads, 0, computeStream(ctx)>>>(
-        p, static_cast<const T *>(g), m, v, pOut, mOut, vOut, n, lr, step,
-        gradScale, beta1, beta2, eps, weightDecay);
+    launchKernel(adamwKernel<T>, gridFor(n), kThreads, 0, computeStream(ctx), p,
+                 static_cast<const T *>(g), m, v, pOut, mOut, vOut, n, lr, step,
+                 gradScale, beta1, beta2, eps, weightDecay);
     ZRT_CUDA_CHECK_LAUNCH("zrt_adamw");
   });
 }

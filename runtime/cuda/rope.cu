@@ -47,9 +47,10 @@ void rope(zrt_context *ctx, int32_t dtype, const void *x, void *y,
   const int64_t rows = batch * seq;
   dispatchDtype("zrt_rope", dtype, [&](auto tag) {
     using T = decltype(tag);
-    ropeKernel<T><<<gridFor(rows * half), kThreads, 0, computeStream(ctx)>>>(
-        static_cast<const T *>(x), static_cast<T *>(y), rows, seq, heads,
-        headDim, theta, inverse != 0, invFreq.useTable, invFreq.table);
+    launchKernel(ropeKernel<T>, gridFor(rows * half), kThreads, 0,
+                 computeStream(ctx), static_cast<const T *>(x),
+                 static_cast<T *>(y), rows, seq, heads, headDim, theta,
+                 inverse != 0, invFreq.useTable, invFreq.table);
     ZRT_CUDA_CHECK_LAUNCH("zrt_rope");
   });
 }

@@ -40,14 +40,14 @@ void softmaxXent(zrt_context *ctx, int32_t dtype, const void *logits,
     const int64_t liveRows = std::max<int64_t>(rows, 0);
     Scratch rowLoss(ctx, liveRows * sizeof(double));
     if (liveRows > 0) {
-      xentRowKernel<T><<<rowBlocks(liveRows), kRowThreads, 0, stream>>>(
-          static_cast<const T *>(logits), labels, rowLoss.as<double>(),
-          liveRows, cols, deviceErrorSlot(ctx));
+      launchKernel(xentRowKernel<T>, rowBlocks(liveRows), kRowThreads, 0,
+                   stream, static_cast<const T *>(logits), labels,
+                   rowLoss.as<double>(), liveRows, cols, deviceErrorSlot(ctx));
       ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent");
     }
     // Also for no rows: the loss is then 0 / divisor, as on the CPU.
-    xentTotalKernel<<<1, kFinalThreads, 0, stream>>>(rowLoss.as<double>(),
-                                                     liveRows, divisor, loss);
+    launchKernel(xentTotalKernel, 1, kFinalThreads, 0, stream,
+                 rowLoss.as<double>(), liveRows, divisor, loss);
     ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent");
   });
 }
@@ -60,9 +60,10 @@ void softmaxXentGrad(zrt_context *ctx, int32_t dtype, const void *logits,
     if (rows <= 0)
       return;
     cudaStream_t stream = computeStream(ctx);
-    xentGradKernel<T><<<rowBlocks(rows), kRowThreads, 0, stream>>>(
-        static_cast<const T *>(logits), labels, dloss,
-        static_cast<T *>(dlogits), rows, cols, divisor, deviceErrorSlot(ctx));
+    launchKernel(xentGradKernel<T>, rowBlocks(rows), kRowThreads, 0, stream,
+                 static_cast<const T *>(logits), labels, dloss,
+                 static_cast<T *>(dlogits), rows, cols, divisor,
+                 deviceErrorSlot(ctx));
     ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent_grad");
   });
 }

@@ -42,25 +42,6 @@ zrt_context *gpuContext(int rank = 0, int worldSize = 1) {
   return ctx;
 }
 
-/// The SIMT kernels for every dtype and head_dim; at bf16 with head_dim 64
-/// or 128 the tensor-core kernels first. Selected with
-/// cuda::setAttentionPath, which overrides ZRT_CUDA_ATTENTION.
-AttentionPaths gpuAttentionPaths() {
-  AttentionPaths paths;
-  paths.available = [](int32_t dtype, int64_t headDim) {
-    std::vector<std::string> names;
-    if (dtype == ZRT_BF16 && (headDim == 64 || headDim == 128))
-      names.push_back("tensor cores");
-    names.push_back("SIMT");
-    return names;
-  };
-  paths.select = [](const std::string &name) {
-    cuda::setAttentionPath(name == "SIMT" ? cuda::AttentionPath::Simt
-                                          : cuda::AttentionPath::TensorCores);
-  };
-  return paths;
-}
-
 int runFault(const std::string &fault) {
   zrt_context *gpu = gpuContext();
   ContextMemory memory(gpu);
@@ -119,7 +100,7 @@ int main(int argc, char **argv) {
   testEmbedding(h, Shapes::Full);
   testNorms(h, Shapes::Full);
   testRope(h, Shapes::Full);
-  testAttention(h, Shapes::Full, gpuAttentionPaths());
+  testAttention(h, Shapes::Full, cudaAttentionPaths());
   cuda::setAttentionPath(initialPath);
   testOptimizer(h, Shapes::Full);
   testCastFill(h, Shapes::Full);

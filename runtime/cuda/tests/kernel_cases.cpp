@@ -3,6 +3,7 @@
 #include "cuda/tests/kernel_cases.h"
 
 #include "core/device.h"
+#include "cuda/attention_path.h"
 #include "cuda/tests/comparison.h"
 #include "tests/random_data.h"
 
@@ -703,6 +704,22 @@ void testRope(Harness &h, Shapes shapes) {
 }
 
 //===--- Attention --------------------------------------------------------===//
+
+AttentionPaths cudaAttentionPaths() {
+  AttentionPaths paths;
+  paths.available = [](int32_t dtype, int64_t headDim) {
+    std::vector<std::string> names;
+    if (dtype == ZRT_BF16 && (headDim == 64 || headDim == 128))
+      names.push_back("tensor cores");
+    names.push_back("SIMT");
+    return names;
+  };
+  paths.select = [](const std::string &name) {
+    cuda::setAttentionPath(name == "SIMT" ? cuda::AttentionPath::Simt
+                                          : cuda::AttentionPath::TensorCores);
+  };
+  return paths;
+}
 
 /// Every shape on every kernel path the device has for it; each check's
 /// name ends with the path.

@@ -140,14 +140,19 @@ struct AttentionPaths {
   std::function<void(const std::string &)> select;
 };
 
+/// The CUDA backend's: the SIMT kernels for every dtype and head_dim; at
+/// bf16 with head_dim 64 or 128 the tensor-core kernels first. Selected
+/// with cuda::setAttentionPath, which overrides ZRT_CUDA_ATTENTION (and
+/// stays set after the checks).
+AttentionPaths cudaAttentionPaths();
+
 // cuBLASLt: a GPU only.
 void testMatmul(Harness &h, Shapes shapes);
 void testMatmulBias(Harness &h, Shapes shapes);
-// The copy engine: a GPU only. `shards` are harnesses over ranks 1 and 2
-// of 3, for shard_slice.
+// The rest: a GPU and the emulator. `shards` are harnesses over ranks 1
+// and 2 of 3, for shard_slice.
 void testSlices(Harness &h, Shapes shapes);
 void testCopies(Harness &h, Harness shards[2], Shapes shapes);
-// The hand-written kernels: a GPU and the emulator.
 void testElementwise(Harness &h, Shapes shapes);
 void testBias(Harness &h, Shapes shapes);
 void testCastFill(Harness &h, Shapes shapes);

@@ -1,8 +1,9 @@
 //===- attention_emulation_test.cpp - Tensor-core attention without a GPU -===//
 //
 // zrt-cuda-attention-emulated: runs the bf16 tensor-core attention kernels
-// (cuda/attention_tc_kernels.cuh, compiled here as C++ over the emulator of
-// cuda_emulation.h) forward and backward, and compares them with a float64
+// (cuda/attention_tc_kernels.cuh, launched by attention_tc.cu, both compiled
+// as C++ over the emulator of cuda_emulation.h: zrt_cuda_emulated) forward
+// and backward, and compares them with a float64
 // reference computed from the same bf16-rounded inputs. It needs only a host
 // compiler: it is how the kernels' fragment layouts, masks, tiling and
 // online softmax are checked on a machine without a GPU (lit:
@@ -27,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuda/attention_tc.h"
 #include "cuda/attention_tc_kernels.cuh"
 
 #include <algorithm>
@@ -172,18 +174,8 @@ struct Results {
   }
 };
 
-/// Runs kernel(args...) over `blocks` blocks of kThreads threads.
-template <typename Kernel, typename... Args>
-void launch(int64_t blocks, int smemBytes, int workers, Kernel kernel,
-            Args... args) {
-  emu::launch(
-      dim3((unsigned)blocks), dim3(kThreads), (size_t)smemBytes,
-      [&] { kernel(args...); }, workers);
-}
-
 template <int D>
-void runCase(const Case &c, std::mt19937 &rng, int workers, Results &results) {
-  const Params p = makeParams(c.batch, c.seq, c.heads, c.kvHeads, D);
+void runCase(const Case &c, std::mt19937 &rng, Results &results) {
   const size_t qn = (size_t)(c.batch * c.seq * c.heads * D);
   const size_t kvn = (size_t)(c.batch * c.seq * c.kvHeads * D);
   // q wider than k so that softmax rows range from flat to peaked.
@@ -192,19 +184,18 @@ void runCase(const Case &c, std::mt19937 &rng, int workers, Results &results) {
   const uint16_t nan = 0x7fc0;
   Bf16Buffer out(qn, nan), dq(qn, nan), dk(kvn, nan), dv(kvn, nan);
   const size_t rows = (size_t)(c.batch * c.heads * c.seq);
-  std::vector<float> lse(rows, NAN), delta(rows, NAN);
+  std::vector<float> statistics(2 * rows, NAN);
 
-  launch(queryBlocks(p), forwardSmemBytes<D>(), workers,
-         forwardKernel<D, false>, p, q.data(), k.data(), v.data(), out.data(),
-         (const Bf16 *)nullptr, (float *)nullptr, (float *)nullptr);
-  launch(queryBlocks(p), forwardSmemBytes<D>(), workers, forwardKernel<D, true>,
-         p, q.data(), k.data(), v.data(), (Bf16 *)nullptr, dout.data(),
-         lse.data(), delta.data());
-  launch(keyBlocks(p), dkdvSmemBytes<D>(), workers, dkdvKernel<D>, p, q.data(),
-         k.data(), v.data(), dout.data(), lse.data(), delta.data(), dk.data(),
-         dv.data());
-  launch(queryBlocks(p), dqSmemBytes<D>(), workers, dqKernel<D>, p, q.data(),
-         k.data(), v.data(), dout.data(), lse.data(), delta.data(), dq.data());
+  // attention_tc.cu's launches themselves (grids, shared memory opt-in).
+  const char *kernel = "attention_tc";
+  zrt::cuda::attentionTensorCores(kernel, nullptr, q.data(), k.data(), v.data(),
+                                  out.data(), c.batch, c.seq, c.heads,
+                                  c.kvHeads, D);
+  zrt::cuda::attentionGradTensorCores(kernel, nullptr, q.data(), k.data(),
+                                      v.data(), dout.data(), dq.data(),
+                                      dk.data(), dv.data(), c.batch, c.seq,
+                                      c.heads, c.kvHeads, D, statistics.data());
+  cudaError_t launched = cudaGetLastError();
 
   const Reference ref = reference(c, q, k, v, dout);
   const std::string shape =
@@ -219,6 +210,8 @@ void runCase(const Case &c, std::mt19937 &rng, int workers, Results &results) {
                       relativeError(dk, ref.dk));
   results.expectClose("attention_tc backward dv" + shape,
                       relativeError(dv, ref.dv));
+  results.expectTrue("attention_tc launches accepted" + shape,
+                     launched == cudaSuccess);
   results.expectTrue("attention_tc writes nothing outside its outputs" + shape,
                      out.guardsIntact() && dq.guardsIntact() &&
                          dk.guardsIntact() && dv.guardsIntact());
@@ -290,6 +283,7 @@ int main(int argc, char **argv) {
       "emulated tensor-core attention (bf16 mma.m16n8k16, fp32 "
       "accumulation)%s%s\n",
       emu::fault.empty() ? "" : ", broken on purpose: ", emu::fault.c_str());
+  emu::setLaunchWorkers(workers);
   auto start = std::chrono::steady_clock::now();
   std::mt19937 rng(1234);
   Results results;
@@ -298,9 +292,9 @@ int main(int argc, char **argv) {
                                           : defaultCases();
   for (const Case &c : cases) {
     if (c.headDim == 64)
-      runCase<64>(c, rng, workers, results);
+      runCase<64>(c, rng, results);
     else
-      runCase<128>(c, rng, workers, results);
+      runCase<128>(c, rng, results);
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

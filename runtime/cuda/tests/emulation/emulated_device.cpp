@@ -1,28 +1,39 @@
-//===- emulated_device.cpp - The emulated kernels behind ZRT_ON_DEVICE ----===//
+//===- emulated_device.cpp - The CUDA backend's kernels on the emulator ---===//
+//
+// Compiled with ZRT_CUDA_EMULATION, with the .cu files themselves
+// (CMakeLists.txt), so cuda/kernels.h declares the functions they define
+// here, and this file gives them what device_context.cpp gives them on a GPU.
+//
+//===----------------------------------------------------------------------===//
 
 #include "emulated_device.h"
-#include "emulated_kernels.h"
 
 #include "core/check.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "cuda/attention_path.h"
+#include "cuda/kernels.h"
 
 #include <cstring>
 #include <memory>
 #include <new>
 
-namespace zrt::cuda::emulated {
+namespace zrt::cuda {
 
 namespace {
 
 /// Host memory standing in for device memory, the slot the kernels record
-/// data errors in, and a device-less context of the same rank for the
-/// kernels a GPU runs in a library.
+/// data errors in, the context's scratch, and a device-less context of the
+/// same rank for the GEMMs.
 class EmulatedRuntime : public DeviceRuntime {
 public:
   explicit EmulatedRuntime(const zrt_context *ctx)
       : host(createLocalContext(ctx->rank, ctx->worldSize)) {}
-  ~EmulatedRuntime() override { destroyContext(host); }
+  ~EmulatedRuntime() override {
+    destroyContext(host);
+    if (scratch)
+      cudaFreeAsync(scratch, nullptr);
+  }
 
   void *allocate(int64_t bytes) override {
     void *ptr = ::operator new[](bytes, kAlignment, std::nothrow);
@@ -41,7 +52,9 @@ public:
   /// the CUDA runtime's report of a recorded data error.
   void synchronize() override { stopOnDeviceError(errors); }
   void *lossSlot() override { return &loss; }
-  std::vector<WorkspacePart> workspaceParts() const override { return {}; }
+  std::vector<WorkspacePart> workspaceParts() const override {
+    return {{"attention statistics", (int64_t)scratchBytes}};
+  }
 
   // The memory is the host's and the kernels are done when they return, so
   // the CPU backend's transport (MPI) runs the collectives.
@@ -61,6 +74,18 @@ public:
   void wait(int64_t) override { notCalled(); }
   std::vector<int64_t> unwaited() const override { return {}; }
 
+  /// CudaRuntime::kernelScratch: grown, never shrunk.
+  void *contextScratch(size_t bytes) {
+    if (bytes > scratchBytes) {
+      if (scratch)
+        cudaFreeAsync(scratch, nullptr);
+      if (cudaMallocAsync(&scratch, bytes, nullptr) != cudaSuccess)
+        fatal("emulated device: out of memory for %zu bytes of scratch", bytes);
+      scratchBytes = bytes;
+    }
+    return scratch;
+  }
+
   DeviceError errors{};
   /// A CPU context with the device context's rank and world size.
   zrt_context *host;
@@ -73,68 +98,92 @@ private:
           "device, whose collectives run on the host");
   }
   float loss = 0;
+  void *scratch = nullptr;
+  size_t scratchBytes = 0;
 };
 
 EmulatedRuntime &runtimeOf(zrt_context *ctx) {
-  return *static_cast<EmulatedRuntime *>(ctx->deviceRuntime.get());
+  auto *runtime = dynamic_cast<EmulatedRuntime *>(ctx->deviceRuntime.get());
+  if (!runtime)
+    fatal("an emulated CUDA kernel was called on a context that is not on "
+          "the emulated device");
+  return *runtime;
 }
 
-/// A table entry: the emulated kernel with the zrt_* arguments after the
-/// context (which only the kernels that record errors need).
-template <auto Kernel, typename... Args>
-void forward(zrt_context *, Args... args) {
-  Kernel(args...);
-}
-template <auto Kernel, typename... Args>
-void forwardWithErrors(zrt_context *ctx, Args... args) {
-  Kernel(args..., &runtimeOf(ctx).errors);
-}
-
-/// A table entry for a kernel a GPU runs in a library (cuBLASLt) or on the
-/// copy engine, with no kernel of ours to emulate: the CPU backend's, on the
-/// device-less context, so that whole programs run on the emulated device.
+/// A table entry for what a GPU runs in cuBLASLt: the CPU backend's kernel,
+/// on the device-less context.
 template <auto CpuKernel, typename... Args>
 void onHost(zrt_context *ctx, Args... args) {
   CpuKernel(runtimeOf(ctx).host, args...);
 }
 
+/// kernels_table.cpp's table, but for the GEMMs.
 DeviceKernels makeTable() {
   DeviceKernels kernels{};
   kernels.matmul = onHost<zrt_matmul>;
   kernels.matmul_bias = onHost<zrt_matmul_bias>;
-  kernels.bias_add = forward<biasAdd>;
-  kernels.sum_rows = forward<sumRows>;
-  kernels.add = forward<add>;
-  kernels.relu = forward<relu>;
-  kernels.relu_grad = forward<reluGrad>;
-  kernels.gelu = forward<gelu>;
-  kernels.gelu_grad = forward<geluGrad>;
-  kernels.swiglu = forward<swiglu>;
-  kernels.swiglu_grad = forward<swigluGrad>;
-  kernels.softmax_xent = forwardWithErrors<softmaxXent>;
-  kernels.softmax_xent_grad = forwardWithErrors<softmaxXentGrad>;
-  kernels.embedding = forwardWithErrors<embedding>;
-  kernels.embedding_grad = forwardWithErrors<embeddingGrad>;
-  kernels.layer_norm = forward<layerNorm>;
-  kernels.layer_norm_grad = forward<layerNormGrad>;
-  kernels.rms_norm = forward<rmsNorm>;
-  kernels.rms_norm_grad = forward<rmsNormGrad>;
-  kernels.rope = forward<rope>;
-  kernels.attention = forward<attention>;
-  kernels.attention_grad = forward<attentionGrad>;
-  kernels.slice_cols = onHost<zrt_slice_cols>;
-  kernels.slice_cols_grad = onHost<zrt_slice_cols_grad>;
-  kernels.cast = forward<cast>;
-  kernels.sum_squares = forward<sumSquares>;
-  kernels.clip_coefficient = forward<clipCoefficient>;
-  kernels.adamw = forward<adamw>;
-  kernels.copy = onHost<zrt_copy>;
-  kernels.fill = forward<fill>;
-  kernels.shard_slice = onHost<zrt_shard_slice>;
+  kernels.bias_add = biasAdd;
+  kernels.sum_rows = sumRows;
+  kernels.add = add;
+  kernels.relu = relu;
+  kernels.relu_grad = reluGrad;
+  kernels.gelu = gelu;
+  kernels.gelu_grad = geluGrad;
+  kernels.swiglu = swiglu;
+  kernels.swiglu_grad = swigluGrad;
+  kernels.softmax_xent = softmaxXent;
+  kernels.softmax_xent_grad = softmaxXentGrad;
+  kernels.embedding = embedding;
+  kernels.embedding_grad = embeddingGrad;
+  kernels.layer_norm = layerNorm;
+  kernels.layer_norm_grad = layerNormGrad;
+  kernels.rms_norm = rmsNorm;
+  kernels.rms_norm_grad = rmsNormGrad;
+  kernels.rope = rope;
+  kernels.attention = attention;
+  kernels.attention_grad = attentionGrad;
+  kernels.slice_cols = sliceCols;
+  kernels.slice_cols_grad = sliceColsGrad;
+  kernels.cast = cast;
+  kernels.sum_squares = sumSquares;
+  kernels.clip_coefficient = clipCoefficient;
+  kernels.adamw = adamw;
+  kernels.copy = copy;
+  kernels.fill = fill;
+  kernels.shard_slice = shardSlice;
   return kernels;
 }
 
 } // namespace
+
+//===--- What kernels.h asks of the context -------------------------------===//
+
+cudaStream_t computeStream(zrt_context *ctx) {
+  runtimeOf(ctx);
+  return nullptr; // every emulated call runs at once
+}
+
+GemmResources gemmResources(zrt_context *) {
+  fatal("internal error: the emulated CUDA device runs no cuBLASLt GEMM");
+}
+
+void noteScratch(zrt_context *ctx, int64_t) { runtimeOf(ctx); }
+
+void *contextScratch(zrt_context *ctx, size_t bytes) {
+  return runtimeOf(ctx).contextScratch(bytes);
+}
+
+DeviceError *deviceErrorSlot(zrt_context *ctx) {
+  return &runtimeOf(ctx).errors;
+}
+
+void checkDeviceErrors(zrt_context *ctx) {
+  stopOnDeviceError(runtimeOf(ctx).errors);
+}
+
+//===--- emulated_device.h ------------------------------------------------===//
+
+namespace emulated {
 
 void attach(zrt_context *ctx) {
   if (ctx->deviceRuntime)
@@ -148,4 +197,16 @@ void attach(zrt_context *ctx) {
   ctx->device = &table;
 }
 
-} // namespace zrt::cuda::emulated
+void setWorkers(int workers) { emu::setLaunchWorkers(workers); }
+
+void setFault(const std::string &fault) { emu::fault = fault; }
+
+DeviceError takeRecordedError(zrt_context *ctx) {
+  DeviceError error = runtimeOf(ctx).errors;
+  runtimeOf(ctx).errors = DeviceError{};
+  return error;
+}
+
+} // namespace emulated
+
+} // namespace zrt::cuda

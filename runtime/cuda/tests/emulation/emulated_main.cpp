@@ -12,7 +12,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "emulated_device.h"
-#include "emulated_kernels.h"
 
 #include "core/device.h"
 #include "core/driver.h"

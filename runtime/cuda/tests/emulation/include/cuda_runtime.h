@@ -1,0 +1,2 @@
+// Stand-in for <cuda_runtime.h> in the host emulator: cuda_runtime_emulation.h.
+#include "cuda_runtime_emulation.h"
