@@ -14,7 +14,12 @@ how much their answer matters when time runs short:
      the CPU, relative tolerance 2e-2 per step (bf16: parameters and
      activations carry 8 bits of mantissa, and the two backends reduce in
      different orders, so differences of a few 1e-3 after 20 steps are
-     expected; a broken kernel is off by far more);
+     expected). It catches a wrong composition (a kernel fed the wrong
+     buffer, a missing collective), which is off by far more; it is blind
+     to some wrong kernels: on the emulator, tensor-core attention with the
+     mma B fragment misread moved a small GPT-2's losses by only 9e-4 over
+     8 steps (attention adds little at initialisation). Item 1 is the sharp
+     check of each kernel's numbers;
   3. gpt2-s0 and gpt2-s3 (16 x 1024 tokens) for 30 steps each with
      --device=cuda; each step line is timestamped as it arrives (the runtime
      flushes it, and must have synchronised to print the loss), and the step
