@@ -41,7 +41,12 @@ std::string usage(const char *program) {
          "  --device=D           where the kernels run: auto (default),\n"
          "                       cpu or cuda (one GPU per rank); auto is\n"
          "                       cuda when libzrt has the CUDA backend and\n"
-         "                       every rank has a GPU of its own\n"
+         "                       every rank has a GPU of its own\n" +
+         (externalDeviceName()
+              ? std::string("                       (this program also "
+                            "has ") +
+                    externalDeviceName() + ")\n"
+              : std::string()) +
          "  --quiet-memory       do not print the memory and traffic ledger\n"
          "  --help               print this text and exit\n";
 }
