@@ -146,11 +146,10 @@ struct AttentionPaths {
 /// stays set after the checks).
 AttentionPaths cudaAttentionPaths();
 
-// cuBLASLt: a GPU only.
+// Every family runs on a GPU and on the emulator. `shards` are harnesses
+// over ranks 1 and 2 of 3, for shard_slice.
 void testMatmul(Harness &h, Shapes shapes);
 void testMatmulBias(Harness &h, Shapes shapes);
-// The rest: a GPU and the emulator. `shards` are harnesses over ranks 1
-// and 2 of 3, for shard_slice.
 void testSlices(Harness &h, Shapes shapes);
 void testCopies(Harness &h, Harness shards[2], Shapes shapes);
 void testElementwise(Harness &h, Shapes shapes);

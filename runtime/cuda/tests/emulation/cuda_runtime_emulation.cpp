@@ -116,11 +116,6 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dstPitch, const void *src,
   return cudaSuccess;
 }
 
-const char *cublasLtGetStatusString(cublasStatus_t status) {
-  return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS"
-                                         : "CUBLAS_STATUS_UNKNOWN";
-}
-
 namespace emu {
 
 cudaError_t setMaxDynamicSharedMemory(const void *kernel, int bytes) {

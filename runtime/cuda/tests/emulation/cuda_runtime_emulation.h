@@ -15,8 +15,10 @@
 // ranges (undefined on a GPU). Memory from cudaMallocAsync starts filled
 // with 0xff bytes (NaN), so a kernel reading scratch nothing wrote shows.
 //
-// cuBLASLt is only declared (its handle and status types, for kernels.h):
-// the GEMMs are not emulated.
+// cuBLASLt's matmul API is emulated from its documented definition (see its
+// section below), so that matmul.cu's mapping of row-major GEMMs onto it
+// (transposes, leading dimensions, the bias's direction, the aux output) is
+// checked without a GPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CUDA_TESTS_EMULATION_CUDA_RUNTIME_EMULATION_H
@@ -110,11 +112,114 @@ void emulatedLaunch(void (*kernel)(Params...), dim3 grid, dim3 block,
       grid, block, smemBytes, [&] { kernel(args...); }, emu::launchWorkers());
 }
 
-//===--- cuBLASLt (declared only) -----------------------------------------===//
+//===--- cuBLASLt ---------------------------------------------------------===//
+//
+// The descriptors, the heuristic and cublasLtMatmul as the cuBLASLt
+// documentation defines them, computed on the host (cublaslt_emulation.cpp):
+// column-major matrices of `rows` x `cols` with leading dimension `ld`,
+// D = alpha op(A) op(B) + beta C, a BIAS epilogue adding bias[i] to row i of
+// D, GELU_AUX_BIAS writing the pre-activation to the aux matrix (whose
+// leading dimension must be a multiple of 8) and GELU (tanh form) to D.
+// Products are summed in double and each output rounded once to its type.
+// The heuristic offers an algorithm only for consistent shapes, and
+// cublasLtMatmul refuses pointers less aligned than the preference the
+// algorithm was chosen for, as the real library may.
+
+enum cublasStatus_t {
+  CUBLAS_STATUS_SUCCESS = 0,
+  CUBLAS_STATUS_NOT_INITIALIZED = 1,
+  CUBLAS_STATUS_INVALID_VALUE = 7,
+  CUBLAS_STATUS_NOT_SUPPORTED = 15,
+};
+const char *cublasLtGetStatusString(cublasStatus_t status);
+
+enum cudaDataType_t { CUDA_R_32F = 0, CUDA_R_16BF = 14 };
+enum cublasComputeType_t {
+  CUBLAS_COMPUTE_32F = 68,
+  CUBLAS_COMPUTE_32F_FAST_TF32 = 77
+};
+enum cublasOperation_t { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
+enum cublasLtEpilogue_t {
+  CUBLASLT_EPILOGUE_DEFAULT = 1,
+  CUBLASLT_EPILOGUE_BIAS = 4,
+  CUBLASLT_EPILOGUE_GELU_BIAS = 36,
+  CUBLASLT_EPILOGUE_GELU_AUX_BIAS = 164
+};
+enum cublasLtMatmulDescAttributes_t {
+  CUBLASLT_MATMUL_DESC_TRANSA = 3,
+  CUBLASLT_MATMUL_DESC_TRANSB = 4,
+  CUBLASLT_MATMUL_DESC_EPILOGUE = 7,
+  CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8,
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER = 10,
+  CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD = 11,
+  CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26
+};
+enum cublasLtMatmulPreferenceAttributes_t {
+  CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = 3,
+  CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,
+  CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5,
+  CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES = 6,
+  CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES = 7,
+  CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES = 8
+};
+enum cublasLtReductionScheme_t {
+  CUBLASLT_REDUCTION_SCHEME_NONE = 0,
+  CUBLASLT_REDUCTION_SCHEME_INPLACE = 1,
+  CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE = 2,
+  CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE = 4
+};
 
 typedef struct EmulatedCublasLt *cublasLtHandle_t;
-enum cublasStatus_t { CUBLAS_STATUS_SUCCESS = 0 };
-const char *cublasLtGetStatusString(cublasStatus_t status);
+typedef struct EmulatedMatmulDesc *cublasLtMatmulDesc_t;
+typedef struct EmulatedMatrixLayout *cublasLtMatrixLayout_t;
+typedef struct EmulatedMatmulPreference *cublasLtMatmulPreference_t;
+/// The alignments (bytes) of A, B, C and D the algorithm was chosen for.
+struct cublasLtMatmulAlgo_t {
+  uint64_t data[8];
+};
+struct cublasLtMatmulHeuristicResult_t {
+  cublasLtMatmulAlgo_t algo;
+  size_t workspaceSize;
+  cublasStatus_t state;
+  float wavesCount;
+  int reserved[4];
+};
+
+cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle);
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle);
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc,
+                                        cublasComputeType_t computeType,
+                                        cudaDataType_t scaleType);
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc);
+cublasStatus_t
+cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
+                               cublasLtMatmulDescAttributes_t attribute,
+                               const void *buffer, size_t bytes);
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout,
+                                          cudaDataType_t type, uint64_t rows,
+                                          uint64_t cols, int64_t ld);
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout);
+cublasStatus_t
+cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *preference);
+cublasStatus_t
+cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t preference);
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(
+    cublasLtMatmulPreference_t preference,
+    cublasLtMatmulPreferenceAttributes_t attribute, const void *buffer,
+    size_t bytes);
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
+    cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+    cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+    cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+    cublasLtMatmulPreference_t preference, int requested,
+    cublasLtMatmulHeuristicResult_t *results, int *returned);
+cublasStatus_t
+cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+               const void *alpha, const void *a, cublasLtMatrixLayout_t aLayout,
+               const void *b, cublasLtMatrixLayout_t bLayout, const void *beta,
+               const void *c, cublasLtMatrixLayout_t cLayout, void *d,
+               cublasLtMatrixLayout_t dLayout, const cublasLtMatmulAlgo_t *algo,
+               void *workspace, size_t workspaceBytes, cudaStream_t stream);
 
 //===--- CUB's radix sort -------------------------------------------------===//
 

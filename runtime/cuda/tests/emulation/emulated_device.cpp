@@ -23,14 +23,12 @@ namespace zrt::cuda {
 namespace {
 
 /// Host memory standing in for device memory, the slot the kernels record
-/// data errors in, the context's scratch, and a device-less context of the
-/// same rank for the GEMMs.
+/// data errors in, the context's scratch and an (emulated) cuBLASLt handle.
 class EmulatedRuntime : public DeviceRuntime {
 public:
-  explicit EmulatedRuntime(const zrt_context *ctx)
-      : host(createLocalContext(ctx->rank, ctx->worldSize)) {}
+  EmulatedRuntime() { cublasLtCreate(&lt); }
   ~EmulatedRuntime() override {
-    destroyContext(host);
+    cublasLtDestroy(lt);
     if (scratch)
       cudaFreeAsync(scratch, nullptr);
   }
@@ -87,8 +85,7 @@ public:
   }
 
   DeviceError errors{};
-  /// A CPU context with the device context's rank and world size.
-  zrt_context *host;
+  cublasLtHandle_t lt = nullptr;
 
 private:
   // cudaMalloc's alignment.
@@ -110,18 +107,11 @@ EmulatedRuntime &runtimeOf(zrt_context *ctx) {
   return *runtime;
 }
 
-/// A table entry for what a GPU runs in cuBLASLt: the CPU backend's kernel,
-/// on the device-less context.
-template <auto CpuKernel, typename... Args>
-void onHost(zrt_context *ctx, Args... args) {
-  CpuKernel(runtimeOf(ctx).host, args...);
-}
-
-/// kernels_table.cpp's table, but for the GEMMs.
+/// kernels_table.cpp's table.
 DeviceKernels makeTable() {
   DeviceKernels kernels{};
-  kernels.matmul = onHost<zrt_matmul>;
-  kernels.matmul_bias = onHost<zrt_matmul_bias>;
+  kernels.matmul = matmul;
+  kernels.matmul_bias = matmulBias;
   kernels.bias_add = biasAdd;
   kernels.sum_rows = sumRows;
   kernels.add = add;
@@ -163,8 +153,9 @@ cudaStream_t computeStream(zrt_context *ctx) {
   return nullptr; // every emulated call runs at once
 }
 
-GemmResources gemmResources(zrt_context *) {
-  fatal("internal error: the emulated CUDA device runs no cuBLASLt GEMM");
+GemmResources gemmResources(zrt_context *ctx) {
+  // The emulated cuBLASLt needs no workspace; the size is the real one's.
+  return {runtimeOf(ctx).lt, nullptr, kGemmWorkspaceBytes};
 }
 
 void noteScratch(zrt_context *ctx, int64_t) { runtimeOf(ctx); }
@@ -193,7 +184,7 @@ void attach(zrt_context *ctx) {
           "buffers",
           ctx->allocations.size());
   static const DeviceKernels table = makeTable();
-  ctx->deviceRuntime = std::make_unique<EmulatedRuntime>(ctx);
+  ctx->deviceRuntime = std::make_unique<EmulatedRuntime>();
   ctx->device = &table;
 }
 

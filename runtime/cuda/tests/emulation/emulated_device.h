@@ -14,8 +14,8 @@
 // The device's memory is host memory, its copies are memcpy, its
 // synchronize() reports the data errors the kernels recorded with the CUDA
 // runtime's messages (stopOnDeviceError), and its collectives run on the
-// CPU backend's transport. matmul and matmul_bias, which a GPU runs in
-// cuBLASLt, run as the CPU backend's kernels.
+// CPU backend's transport. matmul.cu's cuBLASLt calls go to an emulation of
+// cuBLASLt's documented semantics (cublaslt_emulation.cpp).
 //
 // These functions live in namespace zrt::cuda like the ones libzrt's CUDA
 // backend exports (backend.h); libzrt hides the rest of its CUDA build, so

@@ -10,8 +10,8 @@
 // tails, and the launches' grids, scratch and copies, are checked on
 // machines without a GPU (lit: test/runtime/cuda-kernels-emulated.test).
 // Whether they are fast, and whether the hardware agrees with the emulator,
-// only a GPU run shows. Not here: matmul and matmul_bias (cuBLASLt) and the
-// collectives (NCCL).
+// only a GPU run shows. The GEMMs run matmul.cu's calls on an emulation of
+// cuBLASLt's documented semantics; not here: the collectives (NCCL).
 //
 // Tensors live in exact-sized host blocks (ExactHostMemory), as does the
 // kernels' scratch (cudaMallocAsync), so that under AddressSanitizer
@@ -147,6 +147,8 @@ int main(int argc, char **argv) {
   };
   Harness h = harness(0);
   Harness shards[2] = {harness(1), harness(2)};
+  testMatmul(h, shapes);
+  testMatmulBias(h, shapes);
   testBias(h, shapes);
   testElementwise(h, shapes);
   testSlices(h, shapes);
