@@ -35,6 +35,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/kernels.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -214,6 +215,8 @@ std::unique_ptr<Plan> makePlan(const char *kernel, const PlanKey &key,
   ZRT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   setPref(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
           (uint64_t)workspaceBytes);
+  // No split-K reduced in the output type (bf16 partial sums) or in place
+  // (atomics, whose order varies run to run).
   setPref(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
           (uint32_t)(CUBLASLT_REDUCTION_SCHEME_NONE |
                      CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
@@ -226,9 +229,32 @@ std::unique_ptr<Plan> makePlan(const char *kernel, const PlanKey &key,
   cublasLtMatmulHeuristicResult_t result;
   std::memset(&result, 0, sizeof(result));
   int returned = 0;
-  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      key.handle, plan->desc, plan->lhs, plan->rhs, plan->out, plan->out, pref,
-      1, &result, &returned);
+  auto heuristic = [&] {
+    std::memset(&result, 0, sizeof(result));
+    returned = 0;
+    return cublasLtMatmulAlgoGetHeuristic(key.handle, plan->desc, plan->lhs,
+                                          plan->rhs, plan->out, plan->out, pref,
+                                          1, &result, &returned);
+  };
+  cublasStatus_t status = heuristic();
+  if (returned == 0 || result.state != CUBLAS_STATUS_SUCCESS) {
+    // Whether the mask above leaves algorithms for every shape is known
+    // only on a GPU: rather than stop every GEMM, allow any reduction, and
+    // say once that results may then vary in their last bits.
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::fprintf(stderr,
+                   "warning: %s: cuBLASLt offers no algorithm without a "
+                   "split-K reduced in place or in the output type for "
+                   "m=%lld n=%lld k=%lld; allowing any (such GEMMs may differ "
+                   "run to run in their last bits)\n",
+                   kernel, (long long)key.m, (long long)key.n,
+                   (long long)key.k);
+    });
+    setPref(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+            (uint32_t)CUBLASLT_REDUCTION_SCHEME_MASK);
+    status = heuristic();
+  }
   ZRT_CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
   if (status != CUBLAS_STATUS_SUCCESS || returned == 0 ||
       result.state != CUBLAS_STATUS_SUCCESS)

@@ -237,7 +237,12 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     return CUBLAS_STATUS_INVALID_VALUE;
   // The emulated algorithm has no split-K reduction (scheme NONE, value
   // 0), which no mask excludes: the mask filters the schemes an algorithm
-  // uses, and it uses none.
+  // uses, and it uses none. emu::fault "cublaslt-mask" takes the other
+  // reading, in which only a mask allowing every scheme leaves algorithms
+  // (matmul.cu must then fall back to one).
+  if (emu::fault == "cublaslt-mask" &&
+      preference->reductionMask != CUBLASLT_REDUCTION_SCHEME_MASK)
+    return CUBLAS_STATUS_NOT_SUPPORTED; // no algorithm: *returned stays 0
   if (hasBias(desc->epilogue) && !desc->bias)
     return CUBLAS_STATUS_INVALID_VALUE;
   if (desc->epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS &&

@@ -24,7 +24,10 @@
 // kernel that reduces over a warp (norms, softmax cross-entropy,
 // sum_squares, attention) must then fail, while the elementwise ones still
 // pass. --fault=mma-b-layout reads the tensor cores' B fragment wrongly:
-// the tensor-core attention must fail, the SIMT one pass. --fault=bad-label
+// the tensor-core attention must fail, the SIMT one pass.
+// --fault=cublaslt-mask makes the emulated cuBLASLt offer no algorithm under
+// matmul.cu's reduction-scheme mask: matmul.cu must warn once and fall back
+// to any scheme, and every check still pass. --fault=bad-label
 // / bad-id: as zrt-cuda-kernel-tests, a data error the next synchronisation
 // must report. --full runs the GPU's full set of shapes, GPT-2's included
 // (minutes). --workers=N sets the OS threads (default: the hardware's, at
@@ -106,7 +109,8 @@ int main(int argc, char **argv) {
     else {
       std::fprintf(
           stderr,
-          "usage: %s [--full] [--fault=shfl-xor|mma-b-layout|bad-label|bad-id] "
+          "usage: %s [--full] "
+          "[--fault=shfl-xor|mma-b-layout|cublaslt-mask|bad-label|bad-id] "
           "[--workers=N]\n",
           argv[0]);
       return 2;
@@ -133,7 +137,8 @@ int main(int argc, char **argv) {
     destroyAll();
     return status;
   }
-  if (!fault.empty() && fault != "shfl-xor" && fault != "mma-b-layout") {
+  if (!fault.empty() && fault != "shfl-xor" && fault != "mma-b-layout" &&
+      fault != "cublaslt-mask") {
     std::fprintf(stderr, "unknown --fault=%s\n", fault.c_str());
     return 2;
   }
