@@ -215,8 +215,8 @@ static int64_t startOnDevice(zrt_context *ctx, CollectiveKind kind,
 }
 
 /// The start of an all-gather or reduce-scatter: the checks and counts they
-/// share, their staging, and `run(staging)` queued (or, on a device,
-/// `onDevice(staging, countedBytes)` called).
+/// share, their staging, and `run(staging)` queued (or, on a device with a
+/// transport of its own, `onDevice(device, staging, countedBytes)` called).
 template <typename Run, typename OnDevice>
 static int64_t startPadded(zrt_context *ctx, const char *op,
                            CollectiveKind kind, int32_t dtype, int64_t numel,
@@ -229,11 +229,11 @@ static int64_t startPadded(zrt_context *ctx, const char *op,
   count(ctx, kind, W * shardNumel, size);
   void *staging = stagingFor(ctx, numel, shardNumel, size);
   int64_t bytes = W * shardNumel * size;
-  if (deviceTransport(ctx))
+  if (DeviceRuntime *device = deviceTransport(ctx))
     return rememberStaging(
         ctx,
         startOnDevice(ctx, kind, bytes, bytes,
-                      [&] { return onDevice(staging, bytes); }),
+                      [&] { return onDevice(device, staging, bytes); }),
         staging);
   return rememberStaging(
       ctx, startCollective(ctx, kind, bytes, bytes, [=] { run(staging); }),
@@ -248,9 +248,9 @@ extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
       [=](void *staging) {
         runAllGather(ctx, dtype, shard, full, numel, shardNumel, staging);
       },
-      [=](void *staging, int64_t counted) {
-        return deviceTransport(ctx)->startAllGather(
-            dtype, shard, full, numel, shardNumel, staging, counted);
+      [=](DeviceRuntime *device, void *staging, int64_t counted) {
+        return device->startAllGather(dtype, shard, full, numel, shardNumel,
+                                      staging, counted);
       });
 }
 
@@ -262,9 +262,9 @@ extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
       [=](void *staging) {
         runReduceScatter(ctx, dtype, full, shard, numel, shardNumel, staging);
       },
-      [=](void *staging, int64_t counted) {
-        return deviceTransport(ctx)->startReduceScatter(
-            dtype, full, shard, numel, shardNumel, staging, counted);
+      [=](DeviceRuntime *device, void *staging, int64_t counted) {
+        return device->startReduceScatter(dtype, full, shard, numel, shardNumel,
+                                          staging, counted);
       });
 }
 
