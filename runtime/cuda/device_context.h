@@ -39,9 +39,6 @@
 
 namespace zrt::cuda {
 
-/// The kernel table of the CUDA backend (kernels_table.cpp).
-const DeviceKernels &cudaKernels();
-
 /// One collective started on the communication stream and not yet retired
 /// (retired: waited for, and complete at a synchronisation).
 struct InFlight {

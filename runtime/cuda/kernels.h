@@ -29,6 +29,7 @@
 #ifndef ZRT_CUDA_KERNELS_H
 #define ZRT_CUDA_KERNELS_H
 
+#include "core/device.h"
 #include "cuda/device_error.cuh"
 #include "zero/zrt.h"
 
@@ -39,6 +40,10 @@
 #include <cstdint>
 
 namespace zrt::cuda {
+
+/// Every kernel below as the DeviceKernels table ZRT_ON_DEVICE dispatches
+/// to (kernels_table.cpp): a GPU context's, and the emulated device's.
+const DeviceKernels &cudaKernels();
 
 //===--- What the kernels need from the context (device_context.cpp) ------===//
 

@@ -4,11 +4,12 @@
 // context here. The CUDA kernels (kernels.h) take the zrt_* arguments in the
 // same order, so the table holds them directly: each entry is typed as the
 // zrt_* function it stands for, and a kernel whose signature drifted from
-// zrt.h stops this file from compiling.
+// zrt.h stops this file from compiling. The emulated device
+// (tests/emulation/emulated_device.h) uses the same table.
 //
 //===----------------------------------------------------------------------===//
 
-#include "cuda/device_context.h"
+#include "cuda/kernels.h"
 
 namespace zrt::cuda {
 

@@ -11,12 +11,10 @@
 #include "core/check.h"
 #include "core/context.h"
 #include "core/device.h"
-#include "cuda/attention_path.h"
 #include "cuda/kernels.h"
 
 #include <cstring>
 #include <memory>
-#include <new>
 
 namespace zrt::cuda {
 
@@ -33,13 +31,15 @@ public:
       cudaFreeAsync(scratch, nullptr);
   }
 
+  /// As CudaRuntime's: stream-ordered memory, zero-filled.
   void *allocate(int64_t bytes) override {
-    void *ptr = ::operator new[](bytes, kAlignment, std::nothrow);
-    if (ptr)
-      std::memset(ptr, 0, bytes);
+    void *ptr = nullptr;
+    if (cudaMallocAsync(&ptr, (size_t)bytes, nullptr) != cudaSuccess)
+      return nullptr; // zrt_alloc names the size and the category
+    cudaMemsetAsync(ptr, 0, (size_t)bytes, nullptr);
     return ptr;
   }
-  void release(void *ptr) override { ::operator delete[](ptr, kAlignment); }
+  void release(void *ptr) override { cudaFreeAsync(ptr, nullptr); }
   void copyToDevice(void *dst, const void *src, int64_t bytes) override {
     std::memcpy(dst, src, bytes);
   }
@@ -88,8 +88,6 @@ public:
   cublasLtHandle_t lt = nullptr;
 
 private:
-  // cudaMalloc's alignment.
-  static constexpr std::align_val_t kAlignment{256};
   [[noreturn]] static void notCalled() {
     fatal("internal error: a collective was handed to the emulated CUDA "
           "device, whose collectives run on the host");
@@ -105,43 +103,6 @@ EmulatedRuntime &runtimeOf(zrt_context *ctx) {
     fatal("an emulated CUDA kernel was called on a context that is not on "
           "the emulated device");
   return *runtime;
-}
-
-/// kernels_table.cpp's table.
-DeviceKernels makeTable() {
-  DeviceKernels kernels{};
-  kernels.matmul = matmul;
-  kernels.matmul_bias = matmulBias;
-  kernels.bias_add = biasAdd;
-  kernels.sum_rows = sumRows;
-  kernels.add = add;
-  kernels.relu = relu;
-  kernels.relu_grad = reluGrad;
-  kernels.gelu = gelu;
-  kernels.gelu_grad = geluGrad;
-  kernels.swiglu = swiglu;
-  kernels.swiglu_grad = swigluGrad;
-  kernels.softmax_xent = softmaxXent;
-  kernels.softmax_xent_grad = softmaxXentGrad;
-  kernels.embedding = embedding;
-  kernels.embedding_grad = embeddingGrad;
-  kernels.layer_norm = layerNorm;
-  kernels.layer_norm_grad = layerNormGrad;
-  kernels.rms_norm = rmsNorm;
-  kernels.rms_norm_grad = rmsNormGrad;
-  kernels.rope = rope;
-  kernels.attention = attention;
-  kernels.attention_grad = attentionGrad;
-  kernels.slice_cols = sliceCols;
-  kernels.slice_cols_grad = sliceColsGrad;
-  kernels.cast = cast;
-  kernels.sum_squares = sumSquares;
-  kernels.clip_coefficient = clipCoefficient;
-  kernels.adamw = adamw;
-  kernels.copy = copy;
-  kernels.fill = fill;
-  kernels.shard_slice = shardSlice;
-  return kernels;
 }
 
 } // namespace
@@ -183,9 +144,8 @@ void attach(zrt_context *ctx) {
     fatal("zrt::cuda::emulated::attach: the context already holds %zu host "
           "buffers",
           ctx->allocations.size());
-  static const DeviceKernels table = makeTable();
   ctx->deviceRuntime = std::make_unique<EmulatedRuntime>();
-  ctx->device = &table;
+  ctx->device = &cudaKernels();
 }
 
 void setWorkers(int workers) { emu::setLaunchWorkers(workers); }
