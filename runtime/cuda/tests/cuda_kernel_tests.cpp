@@ -20,7 +20,6 @@
 
 #include "core/context.h"
 #include "core/device.h"
-#include "cuda/attention_path.h"
 #include "cuda/backend.h"
 #include "cuda/tests/kernel_cases.h"
 #include "tests/checker.h"
@@ -90,21 +89,7 @@ int main(int argc, char **argv) {
   };
   Harness h = harness(0);
   Harness shards[2] = {harness(1), harness(2)};
-  const cuda::AttentionPath initialPath = cuda::attentionPath();
-  testMatmul(h, Shapes::Full);
-  testMatmulBias(h, Shapes::Full);
-  testBias(h, Shapes::Full);
-  testElementwise(h, Shapes::Full);
-  testSlices(h, Shapes::Full);
-  testSoftmaxXent(h, Shapes::Full);
-  testEmbedding(h, Shapes::Full);
-  testNorms(h, Shapes::Full);
-  testRope(h, Shapes::Full);
-  testAttention(h, Shapes::Full, cudaAttentionPaths());
-  cuda::setAttentionPath(initialPath);
-  testOptimizer(h, Shapes::Full);
-  testCastFill(h, Shapes::Full);
-  testCopies(h, shards, Shapes::Full);
+  runKernelChecks(h, shards, Shapes::Full);
   // Nothing leaked: every test buffer was freed on both backends.
   check.expectTrue("every buffer freed (cpu and gpu ledgers at 0)",
                    cpu[0]->ledger.currentTotal == 0 &&

@@ -168,6 +168,8 @@ void Harness::exact(const std::string &name, const Body &body) {
   check.expectTrue(name + " (bit-exact)", difference.empty(), difference);
 }
 
+namespace {
+
 //===--- GEMM (cuBLASLt) --------------------------------------------------===//
 
 void testMatmul(Harness &h, Shapes shapes) {
@@ -470,7 +472,7 @@ void testBias(Harness &h, Shapes shapes) {
 /// Values whose bf16 rounding is delicate: ties to even both ways, the
 /// largest values that round to infinity or not, infinities, subnormals;
 /// then random ones.
-static std::vector<float> castInputs() {
+std::vector<float> castInputs() {
   std::vector<float> v = {0.0f,
                           -0.0f,
                           1.0f,
@@ -705,25 +707,19 @@ void testRope(Harness &h, Shapes shapes) {
 
 //===--- Attention --------------------------------------------------------===//
 
-AttentionPaths cudaAttentionPaths() {
-  AttentionPaths paths;
-  paths.available = [](int32_t dtype, int64_t headDim) {
-    std::vector<std::string> names;
-    if (dtype == ZRT_BF16 && (headDim == 64 || headDim == 128))
-      names.push_back("tensor cores");
-    names.push_back("SIMT");
-    return names;
-  };
-  paths.select = [](const std::string &name) {
-    cuda::setAttentionPath(name == "SIMT" ? cuda::AttentionPath::Simt
-                                          : cuda::AttentionPath::TensorCores);
-  };
-  return paths;
+/// The paths the CUDA backend has for attention at `dtype` and `headDim`:
+/// the SIMT kernels always, the tensor-core ones first at bf16 with head_dim
+/// 64 or 128.
+std::vector<cuda::AttentionPath> attentionPaths(int32_t dtype,
+                                                int64_t headDim) {
+  if (dtype == ZRT_BF16 && (headDim == 64 || headDim == 128))
+    return {cuda::AttentionPath::TensorCores, cuda::AttentionPath::Simt};
+  return {cuda::AttentionPath::Simt};
 }
 
-/// Every shape on every kernel path the device has for it; each check's
+/// Every shape on every kernel path the backend has for it; each check's
 /// name ends with the path.
-void testAttention(Harness &h, Shapes shapes, const AttentionPaths &paths) {
+void testAttention(Harness &h, Shapes shapes) {
   struct Shape {
     int64_t batch, seq, heads, kvHeads, headDim;
   };
@@ -755,12 +751,14 @@ void testAttention(Harness &h, Shapes shapes, const AttentionPaths &paths) {
       const int64_t kvn = tokens * s.kvHeads * s.headDim;
       auto q = randomVector(qn), k = randomVector(kvn), v = randomVector(kvn);
       auto dout = randomVector(qn);
-      for (const std::string &path : paths.available(dtype, s.headDim)) {
-        paths.select(path);
-        std::string suffix = std::string(" ") + dtypeName(dtype) + " (batch " +
-                             str(s.batch) + " seq " + str(s.seq) + " heads " +
-                             str(s.heads) + "/" + str(s.kvHeads) +
-                             " head_dim " + str(s.headDim) + ") " + path;
+      for (cuda::AttentionPath path : attentionPaths(dtype, s.headDim)) {
+        cuda::setAttentionPath(path);
+        std::string suffix =
+            std::string(" ") + dtypeName(dtype) + " (batch " + str(s.batch) +
+            " seq " + str(s.seq) + " heads " + str(s.heads) + "/" +
+            str(s.kvHeads) + " head_dim " + str(s.headDim) + ") " +
+            (path == cuda::AttentionPath::TensorCores ? "tensor cores"
+                                                      : "SIMT");
         const double e = tol(dtype, kGemm, /*bf16Ulps=*/4);
         h.close("attention" + suffix, e, [&](zrt_context *ctx, Buffers &buf) {
           void *out = buf.nans(dtype, qn);
@@ -856,6 +854,28 @@ void testOptimizer(Harness &h, Shapes shapes) {
                                    buf.scalar(c.maxNorm), coef);
               return std::vector<void *>{coef};
             });
+}
+
+} // namespace
+
+//===--- Every family -----------------------------------------------------===//
+
+void runKernelChecks(Harness &h, Harness shards[2], Shapes shapes) {
+  const cuda::AttentionPath initialPath = cuda::attentionPath();
+  testMatmul(h, shapes);
+  testMatmulBias(h, shapes);
+  testBias(h, shapes);
+  testElementwise(h, shapes);
+  testSlices(h, shapes);
+  testSoftmaxXent(h, shapes);
+  testEmbedding(h, shapes);
+  testNorms(h, shapes);
+  testRope(h, shapes);
+  testAttention(h, shapes);
+  cuda::setAttentionPath(initialPath);
+  testOptimizer(h, shapes);
+  testCastFill(h, shapes);
+  testCopies(h, shards, shapes);
 }
 
 //===--- Data faults ------------------------------------------------------===//

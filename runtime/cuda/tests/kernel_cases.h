@@ -132,35 +132,15 @@ struct Harness {
 /// shapes of GPT-2 training, for a GPU.
 enum class Shapes { Small, Full };
 
-/// The attention kernels a device has for a dtype and head_dim, by name
-/// (the end of each check's name), and how to make the next calls use one.
-struct AttentionPaths {
-  std::function<std::vector<std::string>(int32_t dtype, int64_t headDim)>
-      available;
-  std::function<void(const std::string &)> select;
-};
-
-/// The CUDA backend's: the SIMT kernels for every dtype and head_dim; at
-/// bf16 with head_dim 64 or 128 the tensor-core kernels first. Selected
-/// with cuda::setAttentionPath, which overrides ZRT_CUDA_ATTENTION (and
-/// stays set after the checks).
-AttentionPaths cudaAttentionPaths();
-
-// Every family runs on a GPU and on the emulator. `shards` are harnesses
-// over ranks 1 and 2 of 3, for shard_slice.
-void testMatmul(Harness &h, Shapes shapes);
-void testMatmulBias(Harness &h, Shapes shapes);
-void testSlices(Harness &h, Shapes shapes);
-void testCopies(Harness &h, Harness shards[2], Shapes shapes);
-void testElementwise(Harness &h, Shapes shapes);
-void testBias(Harness &h, Shapes shapes);
-void testCastFill(Harness &h, Shapes shapes);
-void testSoftmaxXent(Harness &h, Shapes shapes);
-void testEmbedding(Harness &h, Shapes shapes);
-void testNorms(Harness &h, Shapes shapes);
-void testRope(Harness &h, Shapes shapes);
-void testAttention(Harness &h, Shapes shapes, const AttentionPaths &paths);
-void testOptimizer(Harness &h, Shapes shapes);
+/// Every check, family by family: GEMMs (with the bias epilogues), bias and
+/// column sums, elementwise, column slices, softmax cross-entropy,
+/// embedding, norms, RoPE, attention, the optimizer's kernels, casts and
+/// fill, copies and shard_slice. `shards` are harnesses over ranks 1 and 2
+/// of 3, for shard_slice. Attention runs on every path the CUDA backend has
+/// for a shape (SIMT, and at bf16 with head_dim 64 or 128 the tensor cores
+/// first, selected with cuda::setAttentionPath; the path in force before is
+/// restored after).
+void runKernelChecks(Harness &h, Harness shards[2], Shapes shapes);
 
 /// --fault=bad-label / --fault=bad-id: a kernel on `device` meets a label /
 /// token id out of range; the next synchronisation must stop the process

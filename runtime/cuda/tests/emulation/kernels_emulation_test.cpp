@@ -152,19 +152,7 @@ int main(int argc, char **argv) {
   };
   Harness h = harness(0);
   Harness shards[2] = {harness(1), harness(2)};
-  testMatmul(h, shapes);
-  testMatmulBias(h, shapes);
-  testBias(h, shapes);
-  testElementwise(h, shapes);
-  testSlices(h, shapes);
-  testSoftmaxXent(h, shapes);
-  testEmbedding(h, shapes);
-  testNorms(h, shapes);
-  testRope(h, shapes);
-  testAttention(h, shapes, cudaAttentionPaths());
-  testOptimizer(h, shapes);
-  testCastFill(h, shapes);
-  testCopies(h, shards, shapes);
+  runKernelChecks(h, shards, shapes);
   testErrorRecords(h.device, check);
   destroyAll();
   const double seconds =
