@@ -370,7 +370,8 @@ LogicalResult StepLowering::lowerOp(Operation *op) {
         call(loc, "zrt_rope",
              {dt(rope), buf(rope.getInput()), act(rope, rope.getInput()),
               i64(s[0] / seq), i64(seq), i64(heads), i64(s[1] / heads),
-              rt.f32(loc, rope.getTheta().convertToFloat()),
+              rt.floatTable(loc, "rope_inv_freq",
+                            rope.getInverseFrequencies()),
               rt.i32(loc, rope.getInverse())});
         return success();
       })

@@ -64,6 +64,24 @@ Value RuntimeCalls::string(Location loc, StringRef value) {
   return LLVM::AddressOfOp::create(b, loc, ptrType(), name);
 }
 
+Value RuntimeCalls::floatTable(Location loc, StringRef prefix,
+                               ArrayRef<float> values) {
+  auto tensorType =
+      RankedTensorType::get({(int64_t)values.size()}, b.getF32Type());
+  auto data = DenseElementsAttr::get(tensorType, values);
+  std::string &name = floatTables[data];
+  if (name.empty()) {
+    name = ("__zrt_" + prefix + "_" + llvm::Twine(floatTables.size() - 1))
+               .str();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto type = LLVM::LLVMArrayType::get(b.getF32Type(), values.size());
+    LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true,
+                           LLVM::Linkage::Internal, name, data);
+  }
+  return LLVM::AddressOfOp::create(b, loc, ptrType(), name);
+}
+
 std::optional<CollectiveCall> readCollectiveCall(func::CallOp call,
                                                  int64_t worldSize) {
   StringRef callee = call.getCallee();

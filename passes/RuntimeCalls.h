@@ -13,7 +13,10 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <optional>
+#include <string>
 
 namespace zero {
 
@@ -33,6 +36,10 @@ public:
   mlir::Value f32(mlir::Location loc, float value);
   /// The address of a private, NUL-terminated string constant.
   mlir::Value string(mlir::Location loc, llvm::StringRef value);
+  /// The address of a private constant array of float32 values (one global
+  /// per distinct table: the ropes of every layer share theirs).
+  mlir::Value floatTable(mlir::Location loc, llvm::StringRef prefix,
+                         llvm::ArrayRef<float> values);
   mlir::Type ptrType();
   /// `base` advanced by `bytes` bytes.
   mlir::Value offsetPtr(mlir::Location loc, mlir::Value base, int64_t bytes);
@@ -44,6 +51,7 @@ private:
   mlir::ModuleOp module;
   mlir::OpBuilder &b;
   unsigned numStrings = 0;
+  llvm::DenseMap<mlir::Attribute, std::string> floatTables;
 };
 
 /// A collective call of the lowered program, read back the way libzrt counts

@@ -132,9 +132,10 @@ SmallVector<Value> SwigluOp::buildGradients(OpBuilder &b,
 SmallVector<Value> RopeOp::buildGradients(OpBuilder &b,
                                           ValueRange resultGrads) {
   // A rotation's transpose is the opposite rotation.
-  return {RopeOp::create(b, getLoc(), getType(), resultGrads[0],
-                         getNumHeadsAttr(), getSeqLenAttr(), getThetaAttr(),
-                         getInverse() ? UnitAttr() : b.getUnitAttr())};
+  auto inverse = RopeOp::create(b, getLoc(), getType(), resultGrads[0],
+                                getOperation()->getAttrs());
+  inverse.setInverse(!getInverse());
+  return {inverse};
 }
 
 SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b,

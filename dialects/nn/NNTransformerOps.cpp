@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/nn/NNDialect.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace zero::nn;
 
@@ -66,7 +68,84 @@ LogicalResult RopeOp::verify() {
     return emitOpError("(C1) ")
            << getInput().getType() << " does not split into sequences of "
            << seq << " rows and " << heads << " heads of an even size";
+  if (!(getTheta().convertToFloat() > 1.0f))
+    return emitOpError("(C2) theta must exceed 1, got ")
+           << getTheta().convertToFloat();
+  // (C3): which scaling parameters each kind takes.
+  StringRef scaling = getScaling().value_or("");
+  bool linear = scaling == "linear", llama3 = scaling == "llama3";
+  if (!scaling.empty() && !linear && !llama3)
+    return emitOpError("(C3) scaling must be \"linear\" or \"llama3\", got \"")
+           << scaling << "\"";
+  auto present = [&](bool has, StringRef name, bool wanted) -> LogicalResult {
+    if (has == wanted)
+      return success();
+    return emitOpError("(C3) ")
+           << (scaling.empty() ? StringRef("no") : scaling) << " scaling "
+           << (wanted ? "needs " : "takes no ") << name;
+  };
+  if (failed(present(getFactor().has_value(), "factor", linear || llama3)) ||
+      failed(present(getLowFreqFactor().has_value(), "low_freq_factor",
+                     llama3)) ||
+      failed(present(getHighFreqFactor().has_value(), "high_freq_factor",
+                     llama3)) ||
+      failed(present(getOriginalMaxPositions().has_value(),
+                     "original_max_positions", llama3)))
+    return failure();
+  if (getFactor() && !(getFactor()->convertToFloat() > 0.0f))
+    return emitOpError("(C3) factor must be positive, got ")
+           << getFactor()->convertToFloat();
+  if (llama3) {
+    float low = getLowFreqFactor()->convertToFloat();
+    float high = getHighFreqFactor()->convertToFloat();
+    if (!(low > 0.0f && high > low))
+      return emitOpError("(C3) llama3 scaling needs 0 < low_freq_factor < "
+                         "high_freq_factor, got ")
+             << low << " and " << high;
+    if (*getOriginalMaxPositions() < 1)
+      return emitOpError("(C3) original_max_positions must be positive, got ")
+             << *getOriginalMaxPositions();
+  }
   return success();
+}
+
+// Each step is a float32 operation of its own, in the order of transformers'
+// _compute_default_rope_parameters, _compute_linear_scaling_rope_parameters
+// and _compute_llama3_parameters (modeling_rope_utils.py), whose Python
+// float constants PyTorch rounds to float32 when they meet a float32 tensor.
+SmallVector<float> RopeOp::getInverseFrequencies() {
+  const int64_t headDim = getHeadDim(), half = headDim / 2;
+  const float theta = getTheta().convertToFloat();
+  SmallVector<float> invFreq(half);
+  for (int64_t i = 0; i < half; ++i)
+    invFreq[i] = 1.0f / std::pow(theta, (float)(2 * i) / (float)headDim);
+  StringRef scaling = getScaling().value_or("");
+  if (scaling.empty())
+    return invFreq;
+  const float factor = getFactor()->convertToFloat();
+  if (scaling == "linear") {
+    for (float &f : invFreq)
+      f = f / factor;
+    return invFreq;
+  }
+  const double low = getLowFreqFactor()->convertToFloat();
+  const double high = getHighFreqFactor()->convertToFloat();
+  const double oldContext = (double)*getOriginalMaxPositions();
+  const float lowFreqWavelen = (float)(oldContext / low);
+  const float highFreqWavelen = (float)(oldContext / high);
+  const float twoPi = (float)(2 * M_PI);
+  for (float &f : invFreq) {
+    const float wavelen = twoPi / f;
+    const float scaled = wavelen > lowFreqWavelen ? f / factor : f;
+    const float smooth = ((float)oldContext / wavelen - (float)low) /
+                         (float)(high - low);
+    const float smoothed =
+        (1.0f - smooth) * scaled / factor + smooth * scaled;
+    const bool medium = !(wavelen < highFreqWavelen) &&
+                        !(wavelen > lowFreqWavelen);
+    f = medium ? smoothed : scaled;
+  }
+  return invFreq;
 }
 
 /// (C1) and (C2) of nn.attention and nn.attention_grad.

@@ -200,24 +200,56 @@ def NN_RopeOp : NN_Op<"rope",
      SameOperandsAndResultType]> {
   let summary = "rotary position embedding of queries or keys (Llama)";
   let description = [{
-    Rotates each head of each token by angles `pos * theta^(-2i/head_dim)`,
-    `pos` being the token's position in its sequence (row % `seq_len`), with
+    Rotates each head of each token by angles `pos * inv_freq[i]`, `pos`
+    being the token's position in its sequence (row % `seq_len`), with
     Hugging Face's `rotate_half` pairing (element i with i + head_dim/2).
     With `inverse` the rotation goes the other way: that is the gradient.
 
+    `inv_freq[i] = theta^(-2i/head_dim)`, rescaled by `scaling` when given,
+    as transformers' rope types of the same names do:
+    - `"linear"`: every frequency divided by `factor`;
+    - `"llama3"` (Llama 3.1 and later): frequencies whose wavelength exceeds
+      `original_max_positions / low_freq_factor` divided by `factor`, those
+      shorter than `original_max_positions / high_freq_factor` kept, and
+      those between interpolated smoothly.
+    The lowering computes the table once, in float32 and in transformers'
+    order of operations (`getInverseFrequencies`), and hands it to the
+    runtime, so every backend rotates by the same angles.
+
     ```mlir
     %qr = nn.rope %q {num_heads = 4 : i64, seq_len = 16 : i64, theta = 1.0e+04 : f32} : tensor<64x32xf32>
+    %kr = nn.rope %k {num_heads = 2 : i64, seq_len = 16 : i64, theta = 5.0e+05 : f32,
+                      scaling = "llama3", factor = 8.0 : f32, low_freq_factor = 1.0 : f32,
+                      high_freq_factor = 4.0 : f32, original_max_positions = 8192 : i64} : tensor<64x16xf32>
     ```
 
     Constraints:
     - (C1) rows divide by `seq_len`; columns divide by `num_heads` into an
       even head dimension.
+    - (C2) `theta` > 1.
+    - (C3) without `scaling`, none of `factor`, `low_freq_factor`,
+      `high_freq_factor`, `original_max_positions`; with `"linear"`, a
+      positive `factor` only; with `"llama3"`, all four, `factor` > 0,
+      0 < `low_freq_factor` < `high_freq_factor`, `original_max_positions` > 0.
   }];
   let arguments = (ins NN_FloatMatrix:$input, I64Attr:$num_heads,
-                       I64Attr:$seq_len, F32Attr:$theta, UnitAttr:$inverse);
+                       I64Attr:$seq_len, F32Attr:$theta, UnitAttr:$inverse,
+                       OptionalAttr<StrAttr>:$scaling,
+                       OptionalAttr<F32Attr>:$factor,
+                       OptionalAttr<F32Attr>:$low_freq_factor,
+                       OptionalAttr<F32Attr>:$high_freq_factor,
+                       OptionalAttr<I64Attr>:$original_max_positions);
   let results = (outs NN_FloatMatrix:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getHeadDim() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getInput().getType())
+                 .getDimSize(1) / getNumHeads();
+    }
+    /// inv_freq[i] for i < head_dim / 2 (see the description).
+    ::llvm::SmallVector<float> getInverseFrequencies();
+  }];
 }
 
 def NN_AttentionOp : NN_Op<"attention",

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 5
+#define ZRT_ABI_VERSION 6
 
 typedef struct zrt_context zrt_context;
 
@@ -264,11 +264,13 @@ void zrt_rms_norm_grad(zrt_context *ctx, int32_t dtype, const void *x,
                        void *dgamma, int64_t rows, int64_t cols, float eps);
 /* Rotary position embedding on x = [batch*seq, heads*head_dim], as Hugging
  * Face Llama (rotate_half: element i pairs with i + head_dim/2 within each
- * head; angle pos * theta^(-2i/head_dim), pos = row % seq). `inverse` != 0
+ * head; angle pos * inv_freq[i] in float32, pos = row % seq). inv_freq is
+ * head_dim/2 float32 frequencies in host memory, read during the call: the
+ * compiler computes them (base and scaling, nn.rope). `inverse` != 0
  * rotates by the negative angle: the gradient. In place allowed. */
 void zrt_rope(zrt_context *ctx, int32_t dtype, const void *x, void *y,
               int64_t batch, int64_t seq, int64_t heads, int64_t head_dim,
-              float theta, int32_t inverse);
+              const float *inv_freq, int32_t inverse);
 /* Causal scaled-dot-product attention with grouped-query heads.
  * q: [batch*seq, heads*head_dim]; k, v: [batch*seq, kv_heads*head_dim];
  * query head h reads kv head h / (heads / kv_heads); scale 1/sqrt(head_dim).

@@ -87,6 +87,29 @@ private:
     return nn::RmsNormOp::create(b, at(name), x.getType(), x, gamma,
                                  b.getF32FloatAttr(config.normEps));
   }
+  /// nn.rope with the config's base and scaling.
+  Value rope(Location loc, Value v, int64_t heads) {
+    const RopeScaling &scaling = config.ropeScaling;
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("num_heads", b.getI64IntegerAttr(heads)),
+        b.getNamedAttr("seq_len", b.getI64IntegerAttr(shape.seqLen)),
+        b.getNamedAttr("theta", b.getF32FloatAttr(config.ropeTheta))};
+    auto add = [&](StringRef name, Attribute value) {
+      attrs.push_back(b.getNamedAttr(name, value));
+    };
+    if (scaling.kind == RopeScaling::Kind::Linear) {
+      add("scaling", b.getStringAttr("linear"));
+      add("factor", b.getF32FloatAttr(scaling.factor));
+    } else if (scaling.kind == RopeScaling::Kind::Llama3) {
+      add("scaling", b.getStringAttr("llama3"));
+      add("factor", b.getF32FloatAttr(scaling.factor));
+      add("low_freq_factor", b.getF32FloatAttr(scaling.lowFreqFactor));
+      add("high_freq_factor", b.getF32FloatAttr(scaling.highFreqFactor));
+      add("original_max_positions",
+          b.getI64IntegerAttr(scaling.originalMaxPositions));
+    }
+    return nn::RopeOp::create(b, loc, v.getType(), v, attrs);
+  }
   Value attention(Location loc, Value q, Value k, Value v) {
     return nn::AttentionOp::create(
         b, loc, q.getType(), q, k, v, b.getI64IntegerAttr(config.heads),
@@ -150,8 +173,12 @@ Value ModelBuilder::gpt2(Value tokenIds, Value positions) {
   for (int64_t layer = 0; layer < config.layers; ++layer)
     x = gpt2Block(layer, x);
   x = layerNorm("ln_f", x);
-  // The output head is tied to the token embedding.
-  return linear(at("lm_head"), x, wte, /*transposed=*/true);
+  // The output head is the token embedding unless the config unties it.
+  Value head = config.tieEmbeddings
+                   ? wte
+                   : param("lm_head.weight", {config.vocabSize, c}, "normal",
+                           config.initStd);
+  return linear(at("lm_head"), x, head, /*transposed=*/true);
 }
 
 Value ModelBuilder::llamaBlock(int64_t layer, Value x) {
@@ -161,31 +188,32 @@ Value ModelBuilder::llamaBlock(int64_t layer, Value x) {
   float std = config.initStd;
   Location attnLoc = at(p + ".self_attn");
   Value h = rmsNorm(p + ".input_layernorm.weight", x);
-  auto proj = [&](StringRef name, int64_t out, int64_t in, Value input) {
-    return linear(attnLoc, input,
-                  param(p + ".self_attn." + name.str() + ".weight", {out, in},
-                        "normal", std),
-                  /*transposed=*/true);
+  // nn.Linear: weight [out, in], then the bias when the family has one.
+  auto projection = [&](Location loc, const std::string &name, int64_t out,
+                        int64_t in, Value input, bool hasBias) {
+    Value w = param(name + ".weight", {out, in}, "normal", std);
+    Value bias = hasBias ? param(name + ".bias", {out}, "zeros") : Value();
+    return linear(loc, input, w, /*transposed=*/true, bias);
   };
-  auto rope = [&](Value v, int64_t heads) {
-    return nn::RopeOp::create(b, attnLoc, v.getType(), v,
-                              b.getI64IntegerAttr(heads),
-                              b.getI64IntegerAttr(shape.seqLen),
-                              b.getF32FloatAttr(config.ropeTheta), UnitAttr());
+  auto proj = [&](StringRef name, int64_t out, int64_t in, Value input,
+                  bool hasBias) {
+    return projection(attnLoc, p + ".self_attn." + name.str(), out, in, input,
+                      hasBias);
   };
-  Value qv = rope(proj("q_proj", q, c, h), config.heads);
-  Value kvk = rope(proj("k_proj", kv, c, h), config.kvHeads);
-  Value vv = proj("v_proj", kv, c, h);
+  Value qv = rope(attnLoc, proj("q_proj", q, c, h, config.qkvBias),
+                  config.heads);
+  Value kvk = rope(attnLoc, proj("k_proj", kv, c, h, config.qkvBias),
+                   config.kvHeads);
+  Value vv = proj("v_proj", kv, c, h, config.qkvBias);
   Value a = attention(attnLoc, qv, kvk, vv);
-  x = nn::AddOp::create(b, attnLoc, x, proj("o_proj", c, q, a));
+  x = nn::AddOp::create(b, attnLoc, x,
+                        proj("o_proj", c, q, a, config.outputBias));
 
   Location mlpLoc = at(p + ".mlp");
   h = rmsNorm(p + ".post_attention_layernorm.weight", x);
   auto mlp = [&](StringRef name, int64_t out, int64_t in, Value input) {
-    return linear(mlpLoc, input,
-                  param(p + ".mlp." + name.str() + ".weight", {out, in},
-                        "normal", std),
-                  /*transposed=*/true);
+    return projection(mlpLoc, p + ".mlp." + name.str(), out, in, input,
+                      config.mlpBias);
   };
   Value gate = mlp("gate_proj", f, c, h);
   Value up = mlp("up_proj", f, c, h);
@@ -245,6 +273,17 @@ OwningOpRef<ModuleOp> buildTransformer(MLIRContext *ctx,
   if (shape.seqLen > config.maxPositions) {
     emitError(loc) << "--seq-len=" << shape.seqLen << " exceeds the model's "
                    << config.maxPositions << " positions";
+    return nullptr;
+  }
+  // A window at least as long as the sequence masks nothing that the causal
+  // mask leaves: token i sees i - window < j <= i.
+  if (config.slidingWindow && *config.slidingWindow < shape.seqLen) {
+    emitError(loc) << "field '" << config.slidingWindowField << "' = "
+                   << *config.slidingWindow << " is shorter than --seq-len="
+                   << shape.seqLen
+                   << ", and sliding-window attention is not implemented; "
+                      "train with --seq-len <= "
+                   << *config.slidingWindow;
     return nullptr;
   }
   return ModelBuilder(ctx, config, shape).build(loc);

@@ -2,10 +2,12 @@
 //
 // Hugging Face Llama's convention (rotate_half): within each head, element i
 // pairs with element i + head_dim/2 and the pair turns by pos * inv_freq[i].
-// inv_freq and the angles are formed in float32 as HF does, so that positions
-// far into the sequence round the same way; cos and sin are tabulated once
-// per call for every (position, frequency). Rotation is orthogonal, so the
-// gradient is the rotation by the negative angle (`inverse`).
+// The frequencies come from the compiler (nn.rope's base and scaling, in
+// transformers' float32 order of operations); the angle is the float32
+// product as in HF, so that positions far into the sequence round the same
+// way. cos and sin are tabulated once per call for every (position,
+// frequency). Rotation is orthogonal, so the gradient is the rotation by the
+// negative angle (`inverse`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +22,10 @@ using namespace zrt;
 
 extern "C" void zrt_rope(zrt_context *ctx, int32_t dtype, const void *x,
                          void *y, int64_t batch, int64_t seq, int64_t heads,
-                         int64_t headDim, float theta, int32_t inverse) {
+                         int64_t headDim, const float *invFreq,
+                         int32_t inverse) {
   TraceScope trace(ctx, "rope");
-  ZRT_ON_DEVICE(rope, ctx, dtype, x, y, batch, seq, heads, headDim, theta,
+  ZRT_ON_DEVICE(rope, ctx, dtype, x, y, batch, seq, heads, headDim, invFreq,
                 inverse);
   dtypeSize("zrt_rope", dtype);
   if (headDim % 2 != 0)
@@ -31,9 +34,8 @@ extern "C" void zrt_rope(zrt_context *ctx, int32_t dtype, const void *x,
   const int64_t half = headDim / 2;
   std::vector<float> cosTable(seq * half), sinTable(seq * half);
   for (int64_t i = 0; i < half; ++i) {
-    float invFreq = 1.0f / std::pow(theta, (float)(2 * i) / (float)headDim);
     for (int64_t p = 0; p < seq; ++p) {
-      float angle = (float)p * invFreq;
+      float angle = (float)p * invFreq[i];
       cosTable[p * half + i] = std::cos(angle);
       sinTable[p * half + i] = inverse ? -std::sin(angle) : std::sin(angle);
     }

@@ -150,7 +150,7 @@ void rmsNormGrad(zrt_context *ctx, int32_t dtype, const void *x,
 // rope.cu
 void rope(zrt_context *ctx, int32_t dtype, const void *x, void *y,
           int64_t batch, int64_t seq, int64_t heads, int64_t headDim,
-          float theta, int32_t inverse);
+          const float *invFreq, int32_t inverse);
 
 // attention.cu
 void attention(zrt_context *ctx, int32_t dtype, const void *q, const void *k,

@@ -14,26 +14,28 @@
 
 namespace zrt::cuda::rotary {
 
-constexpr int kMaxHalf = 256;
+/// Frequencies one launch carries in its parameters.
+constexpr int kMaxPairs = 256;
 
-struct InvFreqTable {
-  float v[kMaxHalf];
+/// inv_freq[first, first + count) of the compiler's table, by value.
+struct InvFreqChunk {
+  int64_t first = 0, count = 0;
+  float v[kMaxPairs];
 };
 
+/// Rotates pairs first..first+count of every head of every row.
 template <typename T>
 __global__ void ropeKernel(const T *x, T *y, int64_t rows, int64_t seq,
-                           int64_t heads, int64_t headDim, float theta,
-                           bool inverse, bool useTable, InvFreqTable table) {
+                           int64_t heads, int64_t headDim, bool inverse,
+                           InvFreqChunk chunk) {
   const int64_t half = headDim / 2;
   const int64_t width = heads * headDim;
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-       t < rows * half; t += stride) {
-    const int64_t row = t / half, i = t % half;
-    const float invFreq =
-        useTable ? table.v[i]
-                 : 1.0f / powf(theta, (float)(2 * i) / (float)headDim);
-    const float angle = (float)(row % seq) * invFreq;
+       t < rows * chunk.count; t += stride) {
+    const int64_t row = t / chunk.count, j = t % chunk.count;
+    const int64_t i = chunk.first + j;
+    const float angle = (float)(row % seq) * chunk.v[j];
     float s, c;
     sincosf(angle, &s, &c);
     if (inverse)
@@ -45,23 +47,6 @@ __global__ void ropeKernel(const T *x, T *y, int64_t rows, int64_t seq,
       store(y, base + i + half, hi * c + lo * s);
     }
   }
-}
-
-/// inv_freq[i] = 1 / theta^(2 i / head_dim) for i < head_dim / 2, on the
-/// host with the CPU backend's expression (see rope.cu); useTable is false
-/// (the kernel computes it) when the head is wider than 2 * kMaxHalf.
-struct InvFreq {
-  bool useTable;
-  InvFreqTable table;
-};
-inline InvFreq hostInvFreq(int64_t headDim, float theta) {
-  InvFreq f{};
-  const int64_t half = headDim / 2;
-  f.useTable = half <= kMaxHalf;
-  if (f.useTable)
-    for (int64_t i = 0; i < half; ++i)
-      f.table.v[i] = 1.0f / std::pow(theta, (float)(2 * i) / (float)headDim);
-  return f;
 }
 
 } // namespace zrt::cuda::rotary

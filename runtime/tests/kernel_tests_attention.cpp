@@ -20,6 +20,14 @@ struct RopeShape {
   int64_t batch, seq, heads, headDim;
   float theta;
   int64_t numel() const { return batch * seq * heads * headDim; }
+  /// theta^(-2i/head_dim), then the lower frequencies (the upper pairs)
+  /// divided by 8 as a rope scaling would: the kernel takes any table.
+  std::vector<float> invFreq() const {
+    std::vector<float> f(headDim / 2);
+    for (size_t i = 0; i < f.size(); ++i)
+      f[i] = std::pow(theta, -2.0f * i / headDim) / (2 * i >= f.size() ? 8 : 1);
+    return f;
+  }
 };
 
 /// HF Llama's apply_rotary_pos_emb in double, by `sign` times the angle.
@@ -30,8 +38,7 @@ std::vector<double> ropeRef(const RopeShape &s, const std::vector<double> &x,
   for (int64_t row = 0; row < s.batch * s.seq; ++row)
     for (int64_t h = 0; h < s.heads; ++h)
       for (int64_t i = 0; i < half; ++i) {
-        double invFreq = std::pow((double)s.theta, -2.0 * i / s.headDim);
-        double a = sign * (double)(row % s.seq) * invFreq;
+        double a = sign * (double)(row % s.seq) * (double)s.invFreq()[i];
         int64_t lo = row * width + h * s.headDim + i, hi = lo + half;
         y[lo] = x[lo] * std::cos(a) - x[hi] * std::sin(a);
         y[hi] = x[hi] * std::cos(a) + x[lo] * std::sin(a);
@@ -41,8 +48,9 @@ std::vector<double> ropeRef(const RopeShape &s, const std::vector<double> &x,
 
 void callRope(zrt_context *ctx, int32_t dtype, const RopeShape &s,
               const void *x, void *y, int inverse) {
-  zrt_rope(ctx, dtype, x, y, s.batch, s.seq, s.heads, s.headDim, s.theta,
-           inverse);
+  std::vector<float> invFreq = s.invFreq();
+  zrt_rope(ctx, dtype, x, y, s.batch, s.seq, s.heads, s.headDim,
+           invFreq.data(), inverse);
 }
 
 void testRopeDtype(zrt_context *ctx, Checker &check, int32_t dtype) {

@@ -2,7 +2,7 @@
 
 // An attention block with a tied output head: the fused projection's three
 // column blocks each send a gradient back (summed), the rotated query's
-// gradient is rotated back, and the tied table sums the embedding's and the
+// gradient is rotated back (with the same base and scaling), and the tied table sums the embedding's and the
 // head's gradients.
 // CHECK-LABEL: func @train_step
 // CHECK-SAME: %[[TOK:[^:]*]]: tensor<8xi32> {nn.data = "tokens"}
@@ -14,7 +14,7 @@
 // CHECK: %[[Q:.*]] = nn.slice_cols %[[QKV]] {offset = 0 : i64}
 // CHECK: %[[K:.*]] = nn.slice_cols %[[QKV]] {offset = 8 : i64}
 // CHECK: %[[V:.*]] = nn.slice_cols %[[QKV]] {offset = 16 : i64}
-// CHECK: %[[QR:.*]] = nn.rope %[[Q]] {num_heads = 2 : i64
+// CHECK: %[[QR:.*]] = nn.rope %[[Q]] {factor = 4.000000e+00 : f32, num_heads = 2 : i64
 // CHECK: %[[A:.*]] = nn.attention %[[QR]], %[[K]], %[[V]]
 // CHECK: %[[Y:.*]] = nn.add %[[X]], %[[A]]
 // CHECK: %[[LOGITS:.*]] = nn.matmul %[[Y]], %[[WTE]] transpose_rhs
@@ -23,7 +23,7 @@
 // CHECK: %[[DY:.*]] = nn.matmul %[[DLOGITS]], %[[WTE]] :
 // CHECK: %[[DWTE_HEAD:.*]] = nn.matmul %[[DLOGITS]], %[[Y]] transpose_lhs
 // CHECK: %[[DQR:.*]], %[[DK:.*]], %[[DV:.*]] = nn.attention_grad %[[QR]], %[[K]], %[[V]], %[[DY]]
-// CHECK: %[[DQ:.*]] = nn.rope %[[DQR]] {inverse, num_heads = 2 : i64
+// CHECK: %[[DQ:.*]] = nn.rope %[[DQR]] {factor = 4.000000e+00 : f32, inverse, num_heads = 2 : i64, scaling = "linear", seq_len = 4 : i64, theta = 1.000000e+04 : f32}
 // CHECK-DAG: nn.slice_cols_grad %[[DQ]] {offset = 0 : i64}
 // CHECK-DAG: nn.slice_cols_grad %[[DK]] {offset = 8 : i64}
 // CHECK-DAG: nn.slice_cols_grad %[[DV]] {offset = 16 : i64}
@@ -44,7 +44,7 @@ func.func @forward(%tokens: tensor<8xi32> {nn.data = "tokens"}, %targets: tensor
   %q = nn.slice_cols %qkv {offset = 0 : i64} : tensor<8x24xf32> -> tensor<8x8xf32>
   %k = nn.slice_cols %qkv {offset = 8 : i64} : tensor<8x24xf32> -> tensor<8x8xf32>
   %v = nn.slice_cols %qkv {offset = 16 : i64} : tensor<8x24xf32> -> tensor<8x8xf32>
-  %qr = nn.rope %q {num_heads = 2 : i64, seq_len = 4 : i64, theta = 1.0e+04 : f32} : tensor<8x8xf32>
+  %qr = nn.rope %q {num_heads = 2 : i64, seq_len = 4 : i64, theta = 1.0e+04 : f32, scaling = "linear", factor = 4.0 : f32} : tensor<8x8xf32>
   %a = nn.attention %qr, %k, %v {num_heads = 2 : i64, num_kv_heads = 2 : i64, seq_len = 4 : i64} : tensor<8x8xf32>, tensor<8x8xf32>
   %y = nn.add %x, %a : tensor<8x8xf32>
   %logits = nn.matmul %y, %wte transpose_rhs : tensor<8x8xf32>, tensor<16x8xf32> -> tensor<8x16xf32>

@@ -2,7 +2,7 @@
 // RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=1 world-size=2" --zero-insert-collectives --zero-lower-to-runtime --canonicalize | FileCheck %s --check-prefix=S1
 // (--canonicalize merges the constants, which are then named by value.)
 
-// The describe function declares the program (ABI version 5, world size 2,
+// The describe function declares the program (ABI version 6, world size 2,
 // stage 3, task 0 = classification, global batch 4, 1 token per example, 3
 // features, 5 classes) and each argument: role, dtype, rank and whole
 // shape, sharded or not, initialiser.
@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @zero_program_describe(%{{.*}}: !llvm.ptr)
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 0.577350259 : f32
 // CHECK-DAG: %[[P:.*]] = llvm.mlir.addressof @[[NAME]] : !llvm.ptr
-// CHECK: call @zrt_declare_program(%{{.*}}, %c5_i64, %c2_i64, %c3_i64, %c0_i32, %c4_i64, %c1_i64, %c3_i64, %c5_i64)
+// CHECK: call @zrt_declare_program(%{{.*}}, %c6_i64, %c2_i64, %c3_i64, %c0_i32, %c4_i64, %c1_i64, %c3_i64, %c5_i64)
 // The weight: role 2 (param), f32, rank 2, 3 x 5, sharded, U(-1/sqrt(3), 1/sqrt(3)).
 // CHECK: call @zrt_declare_arg(%{{.*}}, %c2_i64, %[[P]], %c2_i32, %c0_i32, %c2_i32, %c3_i64, %c5_i64, %c0_i64, %c0_i64, %c1_i32, %c1_i32, %[[SCALE]])
 

@@ -42,12 +42,14 @@ cl::opt<std::string> modelName(
     "model",
     cl::desc("Build a built-in model instead of reading an input file: mlp, "
              "gpt2-tiny, gpt2, gpt2-medium, gpt2-large, gpt2-xl, llama-tiny, "
-             "llama-1b"),
+             "or the published config of llama3.2-1b, llama3.1-8b, "
+             "qwen2.5-0.5b, smollm2-135m, mistral-7b (v0.3), "
+             "mistral-7b-v0.1"),
     cl::value_desc("name"), cl::cat(zeroCategory));
 cl::opt<std::string> modelConfig(
     "model-config",
-    cl::desc("Build the model of a Hugging Face config.json (GPT2Config or "
-             "LlamaConfig)"),
+    cl::desc("Build the model of a Hugging Face config.json (GPT2Config, "
+             "LlamaConfig, MistralConfig or Qwen2Config)"),
     cl::value_desc("config.json"), cl::cat(zeroCategory));
 cl::opt<int64_t> seqLen("seq-len",
                         cl::desc("Language models: tokens per sequence"),
@@ -256,10 +258,17 @@ bool checkNestingDepth(const llvm::MemoryBuffer &buffer) {
   return true;
 }
 
-/// The transformer configuration of --model or --model-config, if any.
+/// The transformer configuration of --model or --model-config, if any; the
+/// fields the config's table does not know are reported as warnings.
 std::optional<llvm::Expected<zero::TransformerConfig>> transformerConfig() {
-  if (!modelConfig.empty())
-    return zero::parseHFConfig(modelConfig);
+  if (!modelConfig.empty()) {
+    llvm::Expected<zero::TransformerConfig> config =
+        zero::parseHFConfig(modelConfig);
+    if (config)
+      for (const std::string &warning : config->warnings)
+        llvm::errs() << "zero-opt: warning: " << warning << "\n";
+    return config;
+  }
   if (std::optional<zero::TransformerConfig> preset =
           zero::getPresetConfig(modelName))
     return llvm::Expected<zero::TransformerConfig>(*preset);

@@ -670,7 +670,7 @@ void testRope(Harness &h, Shapes shapes) {
     int64_t batch, seq, heads, headDim;
     float theta;
   };
-  // head_dim 520: wider than the host-computed inv_freq table; GPT-2-like
+  // head_dim 520: wider than one launch's inv_freq chunk; GPT-2-like
   // and Llama-3's theta at long positions.
   const std::vector<Shape> list =
       pick<Shape>(shapes,
@@ -688,18 +688,24 @@ void testRope(Harness &h, Shapes shapes) {
                              str(s.heads) + " head_dim " + str(s.headDim) +
                              (inverse ? " inverse" : "");
         auto x = randomVector(n);
+        // theta^(-2i/head_dim), the upper pairs divided by 8 as a rope
+        // scaling would: any table the compiler hands over.
+        std::vector<float> invFreq(s.headDim / 2);
+        for (size_t i = 0; i < invFreq.size(); ++i)
+          invFreq[i] = std::pow(s.theta, -2.0f * i / s.headDim) /
+                       (2 * i >= invFreq.size() ? 8 : 1);
         h.close("rope" + suffix, tol(dtype, kReduction),
                 [&](zrt_context *ctx, Buffers &buf) {
                   void *y = buf.nans(dtype, n);
                   zrt_rope(ctx, dtype, buf.floats(dtype, x), y, s.batch, s.seq,
-                           s.heads, s.headDim, s.theta, inverse);
+                           s.heads, s.headDim, invFreq.data(), inverse);
                   return std::vector<void *>{y};
                 });
         h.close("rope in place" + suffix, tol(dtype, kReduction),
                 [&](zrt_context *ctx, Buffers &buf) {
                   void *y = buf.floats(dtype, x);
                   zrt_rope(ctx, dtype, y, y, s.batch, s.seq, s.heads, s.headDim,
-                           s.theta, inverse);
+                           invFreq.data(), inverse);
                   return std::vector<void *>{y};
                 });
       }

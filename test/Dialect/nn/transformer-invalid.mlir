@@ -41,6 +41,62 @@ func.func @rope_c1(%x: tensor<16x30xf32>) {
 
 // -----
 
+func.func @rope_c2(%x: tensor<16x32xf32>) {
+  // expected-error @+1 {{'nn.rope' op (C2) theta must exceed 1, got 1.000000e+00}}
+  %y = nn.rope %x {num_heads = 4 : i64, seq_len = 8 : i64, theta = 1.0 : f32} : tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_c3_kind(%x: tensor<16x32xf32>) {
+  // expected-error @+1 {{'nn.rope' op (C3) scaling must be "linear" or "llama3", got "yarn"}}
+  %y = nn.rope %x {num_heads = 4 : i64, seq_len = 8 : i64, theta = 1.0e+04 : f32, scaling = "yarn", factor = 2.0 : f32} : tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_c3_stray_factor(%x: tensor<16x32xf32>) {
+  // expected-error @+1 {{'nn.rope' op (C3) no scaling takes no factor}}
+  %y = nn.rope %x {num_heads = 4 : i64, seq_len = 8 : i64, theta = 1.0e+04 : f32, factor = 2.0 : f32} : tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_c3_linear_extra(%x: tensor<16x32xf32>) {
+  // expected-error @+1 {{'nn.rope' op (C3) linear scaling takes no low_freq_factor}}
+  %y = nn.rope %x {num_heads = 4 : i64, seq_len = 8 : i64, theta = 1.0e+04 : f32, scaling = "linear", factor = 2.0 : f32, low_freq_factor = 1.0 : f32} : tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_c3_llama3_missing(%x: tensor<16x32xf32>) {
+  // expected-error @+1 {{'nn.rope' op (C3) llama3 scaling needs original_max_positions}}
+  %y = nn.rope %x {num_heads = 4 : i64, seq_len = 8 : i64, theta = 5.0e+05 : f32, scaling = "llama3", factor = 8.0 : f32, low_freq_factor = 1.0 : f32, high_freq_factor = 4.0 : f32} : tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_c3_llama3_order(%x: tensor<16x32xf32>) {
+  // expected-error @+1 {{'nn.rope' op (C3) llama3 scaling needs 0 < low_freq_factor < high_freq_factor, got 4.000000e+00 and 1.000000e+00}}
+  %y = nn.rope %x {num_heads = 4 : i64, seq_len = 8 : i64, theta = 5.0e+05 : f32, scaling = "llama3", factor = 8.0 : f32, low_freq_factor = 4.0 : f32, high_freq_factor = 1.0 : f32, original_max_positions = 64 : i64} : tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_c3_factor(%x: tensor<16x32xf32>) {
+  // expected-error @+1 {{'nn.rope' op (C3) factor must be positive, got 0.000000e+00}}
+  %y = nn.rope %x {num_heads = 4 : i64, seq_len = 8 : i64, theta = 1.0e+04 : f32, scaling = "linear", factor = 0.0 : f32} : tensor<16x32xf32>
+  return
+}
+
+// -----
+
 func.func @attention_c1(%q: tensor<16x32xf32>, %k: tensor<16x16xf32>) {
   // expected-error @+1 {{'nn.attention' op (C1) 4 query heads must divide the 32 query columns and be a multiple of 3 kv heads}}
   %a = nn.attention %q, %k, %k {num_heads = 4 : i64, num_kv_heads = 3 : i64, seq_len = 8 : i64} : tensor<16x32xf32>, tensor<16x16xf32>

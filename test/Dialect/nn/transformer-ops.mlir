@@ -27,6 +27,10 @@ func.func @llama_ops(%x: tensor<16x32xf32>, %g: tensor<32xf32>, %kv: tensor<16x1
   %q = nn.rope %h {num_heads = 4 : i64, seq_len = 8 : i64, theta = 1.0e+04 : f32} : tensor<16x32xf32>
   // CHECK: nn.rope %{{.*}} {inverse, num_heads = 2 : i64, seq_len = 8 : i64, theta = 1.000000e+04 : f32} : tensor<16x16xf32>
   %k = nn.rope %kv {inverse, num_heads = 2 : i64, seq_len = 8 : i64, theta = 1.0e+04 : f32} : tensor<16x16xf32>
+  // CHECK: nn.rope %{{.*}} {factor = 2.000000e+00 : f32, num_heads = 4 : i64, scaling = "linear", seq_len = 8 : i64, theta = 1.000000e+04 : f32} : tensor<16x32xf32>
+  %ql = nn.rope %h {num_heads = 4 : i64, seq_len = 8 : i64, theta = 1.0e+04 : f32, scaling = "linear", factor = 2.0 : f32} : tensor<16x32xf32>
+  // CHECK: nn.rope %{{.*}} {factor = 8.000000e+00 : f32, high_freq_factor = 4.000000e+00 : f32, low_freq_factor = 1.000000e+00 : f32, num_heads = 4 : i64, original_max_positions = 8192 : i64, scaling = "llama3", seq_len = 8 : i64, theta = 5.000000e+05 : f32} : tensor<16x32xf32>
+  %q3 = nn.rope %h {num_heads = 4 : i64, seq_len = 8 : i64, theta = 5.0e+05 : f32, scaling = "llama3", factor = 8.0 : f32, low_freq_factor = 1.0 : f32, high_freq_factor = 4.0 : f32, original_max_positions = 8192 : i64} : tensor<16x32xf32>
   // Grouped-query attention: 4 query heads read 2 kv heads of 8.
   // CHECK: nn.attention %{{.*}}, %{{.*}}, %{{.*}} {num_heads = 4 : i64, num_kv_heads = 2 : i64, seq_len = 8 : i64} : tensor<16x32xf32>, tensor<16x16xf32>
   %a = nn.attention %q, %k, %kv {num_heads = 4 : i64, num_kv_heads = 2 : i64, seq_len = 8 : i64} : tensor<16x32xf32>, tensor<16x16xf32>
