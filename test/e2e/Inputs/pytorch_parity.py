@@ -1,11 +1,14 @@
 """zero-opt against PyTorch: the same model, weights and batches, 20 steps.
 
-  pytorch_parity.py --family gpt2|llama --out DIR --mpirun CMD \
+  pytorch_parity.py --family F --out DIR --mpirun CMD \
       [--combos S:W:P,...] [--steps N]
 
-Creates a small GPT-2 (GPT2LMHeadModel) or Llama (LlamaForCausalLM, with
-grouped-query heads and rotary embeddings) with Hugging Face transformers from
-a fixed seed, saves its config.json and model.safetensors, and a token file
+Creates a small model of family F with Hugging Face transformers from a fixed
+seed (FAMILIES: GPT-2; Llama with grouped-query heads and rotary embeddings;
+Llama saved by transformers 5 with rope_theta 500000; Llama with llama3 rope
+scaling and a tied head; Mistral; Qwen2 with q/k/v biases; the last four in
+shapes that divide evenly nowhere), saves its config.json and
+model.safetensors, and a token file
 cut from the shipped text. PyTorch then trains the model for N steps with
 torch.optim.AdamW in float32 on the batches the zero-opt runtime reads (the
 offset rule of runtime/core/batches.cpp), and each combination S:W:P (ZeRO
@@ -36,22 +39,55 @@ STEP = re.compile(r"^step (\d+) loss (\S+)$")
 SRC_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 
+# Shapes that divide evenly nowhere: 6 heads of 16 on 2 kv heads, an MLP of
+# 200, a vocabulary of 777 (the byte tokens use its first 256 rows).
+UNEVEN = dict(vocab_size=777, hidden_size=96, intermediate_size=200,
+              num_hidden_layers=2, num_attention_heads=6,
+              num_key_value_heads=2, max_position_embeddings=64,
+              rms_norm_eps=1e-5, attention_dropout=0.0)
+
+FAMILIES = {
+    "gpt2": lambda t: t.GPT2LMHeadModel(t.GPT2Config(
+        vocab_size=VOCAB, n_positions=64, n_embd=64, n_layer=2, n_head=4,
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)),
+    "llama": lambda t: t.LlamaForCausalLM(t.LlamaConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=176,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=64, rms_norm_eps=1e-5, rope_theta=10000.0,
+        tie_word_embeddings=False, attention_dropout=0.0)),
+    # transformers 5 saves the base inside rope_parameters.
+    "llama-theta": lambda t: t.LlamaForCausalLM(t.LlamaConfig(
+        **UNEVEN, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 500000.0})),
+    # Llama 3's scaling with a short original context, so that the 32
+    # positions turn the high, medium and low frequencies differently.
+    "llama3-tied": lambda t: t.LlamaForCausalLM(t.LlamaConfig(
+        **UNEVEN, tie_word_embeddings=True,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0,
+                         "factor": 8.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 16})),
+    # A window as long as the sequence: honoured, it masks nothing more.
+    "mistral": lambda t: t.MistralForCausalLM(t.MistralConfig(
+        **UNEVEN, head_dim=16, sliding_window=SEQ, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})),
+    "qwen2": lambda t: t.Qwen2ForCausalLM(t.Qwen2Config(
+        **UNEVEN, tie_word_embeddings=False, use_sliding_window=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})),
+}
+
+
 def make_model(family):
     import transformers
 
     torch.manual_seed(1234)
-    if family == "gpt2":
-        config = transformers.GPT2Config(
-            vocab_size=VOCAB, n_positions=64, n_embd=64, n_layer=2, n_head=4,
-            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
-        model = transformers.GPT2LMHeadModel(config)
-    else:
-        config = transformers.LlamaConfig(
-            vocab_size=VOCAB, hidden_size=64, intermediate_size=176,
-            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-            max_position_embeddings=64, rms_norm_eps=1e-5, rope_theta=10000.0,
-            tie_word_embeddings=False, attention_dropout=0.0)
-        model = transformers.LlamaForCausalLM(config)
+    model = FAMILIES[family](transformers)
+    # transformers starts biases at zero, where a bias that zero-opt loaded
+    # into the wrong place or not at all would go unseen on the first step.
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("_proj.bias"):
+                p.normal_(0.0, 0.5)
     return model.float().train()
 
 
@@ -83,7 +119,7 @@ def torch_losses(model, tokens, steps):
         x, y = batch(tokens, step)
         logits = model(input_ids=x).logits
         loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, VOCAB), y.reshape(-1))
+            logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -115,7 +151,7 @@ def zero_losses(out, combo, mpirun, steps, data, weights, config, lr):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--family", choices=["gpt2", "llama"], required=True)
+    parser.add_argument("--family", choices=sorted(FAMILIES), required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--mpirun", required=True)
     parser.add_argument("--steps", type=int, default=20)
