@@ -546,10 +546,8 @@ static void readRope(FieldReader &f, TransformerConfig &c,
 
 static void readSlidingWindow(FieldReader &f, TransformerConfig &c) {
   if (c.modelType == "mistral") {
-    if (f.get("sliding_window")) {
+    if (f.get("sliding_window"))
       c.slidingWindow = f.integer("sliding_window");
-      c.slidingWindowField = "sliding_window";
-    }
     return;
   }
   // qwen2: transformers 5 lists each layer's kind in layer_types; 4 derives
@@ -578,10 +576,8 @@ static void readSlidingWindow(FieldReader &f, TransformerConfig &c) {
       anySliding |= *text == "sliding_attention" && use && window > 0;
     }
   }
-  if (anySliding) {
+  if (anySliding)
     c.slidingWindow = window;
-    c.slidingWindowField = "sliding_window (with use_sliding_window)";
-  }
 }
 
 static TransformerConfig readLlamaShaped(FieldReader &f, StringRef modelType,
@@ -697,7 +693,7 @@ Error validateConfig(const TransformerConfig &c, StringRef source) {
     return fail("the rotary base rope_theta must exceed 1, got " +
                 render(json::Value(c.ropeTheta)));
   if (c.slidingWindow && *c.slidingWindow < 1)
-    return fail(c.slidingWindowField + " must be positive, got " +
+    return fail("sliding_window must be positive, got " +
                 Twine(*c.slidingWindow));
   return Error::success();
 }

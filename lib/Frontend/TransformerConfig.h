@@ -55,11 +55,10 @@ struct TransformerConfig {
   bool qkvBias = false;    // bias on q_proj, k_proj, v_proj (qwen2, llama)
   bool outputBias = false; // bias on o_proj (llama's attention_bias)
   bool mlpBias = false;    // bias on gate_proj, up_proj, down_proj (llama)
-  /// Every attention layer sees only the latest this many tokens (mistral,
-  /// qwen2's sliding layers); the field that said so, for the refusal when
-  /// the window is shorter than the sequence.
+  /// The config's sliding_window, when some attention layer sees only the
+  /// latest this many tokens (mistral; qwen2's sliding layers): refused when
+  /// shorter than the sequence.
   std::optional<int64_t> slidingWindow;
-  std::string slidingWindowField;
   /// Fields of the file that no table lists, each a line for a warning.
   std::vector<std::string> warnings;
 };
