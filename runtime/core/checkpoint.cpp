@@ -8,6 +8,7 @@
 #include "core/program.h"
 #include "core/safetensors.h"
 #include "core/tokens.h"
+#include "core/weight_files.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 
 namespace zrt {
@@ -25,11 +27,11 @@ static std::string str(int64_t value) { return std::to_string(value); }
 
 //===--- Loading ----------------------------------------------------------===//
 
-static const SafeTensor *lookup(const SafeTensorsFile &file,
-                                const std::string &name) {
-  if (const SafeTensor *tensor = file.find(name))
-    return tensor;
-  return file.find("transformer." + name);
+/// A tensor of the program by its name, or by Hugging Face GPT-2's.
+static WeightFiles::Located lookup(const WeightFiles &weights,
+                                   const std::string &name) {
+  WeightFiles::Located found = weights.find(name);
+  return found.tensor ? found : weights.find("transformer." + name);
 }
 
 /// Converts `n` elements of a file dtype to float32.
@@ -89,40 +91,52 @@ static std::string checkTensor(const SafeTensorsFile &file,
 
 static std::string loadAll(const zrt_context *ctx,
                            const std::vector<void *> &buffers,
-                           const SafeTensorsFile &file, std::string &unused) {
-  int fd = open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return "cannot open '" + file.path + "': " + std::strerror(errno);
+                           const WeightFiles &weights, std::string &unused) {
+  std::map<const SafeTensorsFile *, int> fds; // opened as tensors need them
   std::set<std::string> used;
   std::string error;
   for (size_t i = 0; i < ctx->args.size() && error.empty(); ++i) {
     const ArgDesc &arg = ctx->args[i];
     if (arg.role != ZRT_ROLE_PARAM && arg.role != ZRT_ROLE_MASTER)
       continue;
-    const SafeTensor *tensor = lookup(file, arg.name);
-    if (!tensor) {
-      error = "'" + file.path + "' has no tensor '" + arg.name +
+    WeightFiles::Located found = lookup(weights, arg.name);
+    if (!found.tensor) {
+      error = "'" + weights.source + "' has no tensor '" + arg.name +
               "' (nor 'transformer." + arg.name + "') for the program's " +
               roleName(arg.role);
       break;
     }
-    used.insert(tensor->name);
-    error = checkTensor(file, *tensor, arg);
-    if (error.empty())
-      error = loadSlice(ctx, fd, file, *tensor, arg, buffers[i]);
+    used.insert(found.tensor->name);
+    error = checkTensor(*found.file, *found.tensor, arg);
+    if (!error.empty())
+      break;
+    auto fd = fds.find(found.file);
+    if (fd == fds.end()) {
+      int opened = open(found.file->path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (opened < 0) {
+        error = "cannot open '" + found.file->path + "': " +
+                std::strerror(errno);
+        break;
+      }
+      fd = fds.emplace(found.file, opened).first;
+    }
+    error = loadSlice(ctx, fd->second, *found.file, *found.tensor, arg,
+                      buffers[i]);
   }
-  close(fd);
+  for (const auto &entry : fds)
+    close(entry.second);
   std::vector<std::string> names;
-  for (const SafeTensor &tensor : file.tensors)
-    if (!used.count(tensor.name))
-      names.push_back(tensor.name);
+  for (const SafeTensorsFile &file : weights.files)
+    for (const SafeTensor &tensor : file.tensors)
+      if (!used.count(tensor.name))
+        names.push_back(tensor.name);
   unused.clear();
   for (size_t i = 0; i < names.size() && i < 5; ++i)
     unused += (i ? ", " : "") + names[i];
   if (names.size() > 5)
     unused += " and " + str(names.size() - 5) + " more";
   if (!names.empty())
-    unused = "'" + file.path + "' has " + str(names.size()) +
+    unused = "'" + weights.source + "' has " + str(names.size()) +
              (names.size() == 1 ? " tensor" : " tensors") +
              " this program does not use: " + unused;
   return error;
@@ -130,11 +144,11 @@ static std::string loadAll(const zrt_context *ctx,
 
 std::string loadParams(zrt_context *ctx, const std::vector<void *> &buffers,
                        const std::string &path, std::string &unused) {
-  SafeTensorsFile file;
+  WeightFiles weights;
   unused.clear();
-  std::string error = readSafeTensorsHeader(path, file);
+  std::string error = openWeightFiles(path, weights);
   if (error.empty())
-    error = loadAll(ctx, buffers, file, unused);
+    error = loadAll(ctx, buffers, weights, unused);
   return agreeOnError(ctx, error);
 }
 

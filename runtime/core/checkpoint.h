@@ -17,8 +17,11 @@
 
 namespace zrt {
 
-/// Collective. Fills the PARAM and MASTER buffers from `path`; a name is
-/// looked up as is, then with Hugging Face GPT-2's "transformer." prefix.
+/// Collective. Fills the PARAM and MASTER buffers from `path` (a
+/// .safetensors file, a transformers model.safetensors.index.json, or a
+/// directory with either: see weight_files.h), converting F32, BF16 and F16
+/// to the buffer's dtype; a name is looked up as is, then with Hugging Face
+/// GPT-2's "transformer." prefix.
 /// Returns "" or, on every rank, the same error. `unused` receives a warning
 /// naming tensors of the file that the program does not have ("" if none).
 std::string loadParams(zrt_context *ctx, const std::vector<void *> &buffers,
