@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <optional>
 #include <string>
@@ -80,6 +81,9 @@ llvm::Expected<TransformerConfig> parseHFConfig(llvm::StringRef path);
 /// parseHFConfig on text already in memory; `source` names it in messages.
 llvm::Expected<TransformerConfig> parseHFConfigText(llvm::StringRef text,
                                                     llvm::StringRef source);
+
+/// Writes the field tables as markdown (docs/HFConfigFields.md).
+void printConfigFieldTables(llvm::raw_ostream &os);
 
 /// Checks the configuration describes a model zero-opt can build.
 llvm::Error validateConfig(const TransformerConfig &config,

@@ -111,6 +111,11 @@ cl::list<std::string> keepGathered(
              "to backward (no reshard after forward); 'all' for every unit, "
              "else names like h.0,h.11"),
     cl::value_desc("all|unit,..."), cl::CommaSeparated, cl::cat(zeroCategory));
+cl::opt<bool> printConfigFields(
+    "print-config-fields",
+    cl::desc("Print how --model-config treats every Hugging Face config "
+             "field (docs/HFConfigFields.md) and exit"),
+    cl::cat(zeroCategory));
 cl::opt<bool> fuseEpilogues(
     "fuse-epilogues",
     cl::desc("Fuse each linear layer's bias (and a following GELU) into its "
@@ -418,6 +423,10 @@ int main(int argc, char **argv) {
                   "programs",
       registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  if (printConfigFields) {
+    zero::printConfigFieldTables(llvm::outs());
+    return 0;
+  }
 
   if (stage.getNumOccurrences()) {
     FailureOr<zero::StageOptions> options = resolveStageOptions();
