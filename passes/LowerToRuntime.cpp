@@ -98,8 +98,14 @@ void StepLowering::analyse() {
       for (Value operand : op.getOperands())
         lastUse[operand] = std::max(lastUse[operand], waitAt);
     }
-  for (auto [value, at] : lastUse)
-    deaths[at].push_back(value);
+  // In program order, not the map's (which follows pointer values): values
+  // that die together are then freed in the same order on every run, and
+  // the compiled program is the same every time.
+  DenseSet<Value> listed;
+  for (Operation &op : entry)
+    for (Value operand : op.getOperands())
+      if (listed.insert(operand).second)
+        deaths[lastUse[operand]].push_back(operand);
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
   for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i)
     if (auto updates =

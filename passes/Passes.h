@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 #include <string>
 #include <vector>
@@ -22,34 +23,58 @@ namespace zero {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-/// What `zero-opt --stage=N` compiles for.
-struct StageOptions {
-  int64_t stage = 0;
-  int64_t worldSize = 1;
-  int64_t microBatches = 1; // Gradient accumulation.
-  /// All-gathers started ahead (zero-schedule-overlap); -1 keeps every
-  /// collective blocking.
-  int64_t prefetch = 1;
-  int64_t maxLiveGatherBytes = 0;
-  /// zero-bucket-collectives: bytes per gradient bucket; 0 leaves every
-  /// collective of its own (no unit gathers either).
-  int64_t bucketBytes = 0;
-  /// zero-keep-gathered (stage 3): keep these units' forward gathers for the
-  /// backward; "all" alone means every unit; empty: none.
-  std::vector<std::string> keepGatheredUnits;
-  /// nn-fuse-epilogues: linear layers (and GELU) as one fused GEMM.
-  bool fuseEpilogues = true;
-  /// Stop after the lowering to runtime calls (for zero-report) instead of
-  /// going on to the LLVM dialect.
-  bool stopAtRuntimeCalls = false;
+/// Every option of the stage pipeline, declared once. The registered
+/// pipeline `zero-stage-pipeline{...}` parses it; `zero-opt --stage=N` fills
+/// it from its flags and runs the pipeline through its textual form, which
+/// `--print-pipeline` prints, so `--pass-pipeline=` with that text runs
+/// exactly what `--stage` does.
+struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
+  Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage (0-3)"),
+                        llvm::cl::init(0)};
+  Option<int64_t> worldSize{*this, "world-size",
+                            llvm::cl::desc("Number of data-parallel ranks"),
+                            llvm::cl::init(1)};
+  Option<int64_t> microBatches{
+      *this, "micro-batches",
+      llvm::cl::desc("Micro-batches accumulated per optimizer step "
+                     "(zero-accumulate-gradients)"),
+      llvm::cl::init(1)};
+  Option<int64_t> prefetch{
+      *this, "prefetch",
+      llvm::cl::desc("zero-schedule-overlap: stage-3 all-gathers started "
+                     "ahead; -1 keeps every collective blocking"),
+      llvm::cl::init(1)};
+  Option<int64_t> maxLiveGatherBytes{
+      *this, "max-live-gather-bytes",
+      llvm::cl::desc("zero-schedule-overlap: cap on gathered bytes in flight "
+                     "(0: none)"),
+      llvm::cl::init(0)};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("zero-bucket-collectives: bytes per gradient bucket; 0 "
+                     "leaves every collective of its own"),
+      llvm::cl::init(0)};
+  ListOption<std::string> keepGatheredUnits{
+      *this, "keep-gathered",
+      llvm::cl::desc("zero-keep-gathered (stage 3): units whose forward "
+                     "gathers the backward reads; 'all' alone: every unit")};
+  Option<bool> fuseEpilogues{
+      *this, "fuse-epilogues",
+      llvm::cl::desc("nn-fuse-epilogues: linear layers (and GELU) as one "
+                     "fused GEMM"),
+      llvm::cl::init(true)};
+  Option<bool> stopAtRuntimeCalls{
+      *this, "stop-at-runtime-calls",
+      llvm::cl::desc("Stop after the lowering to runtime calls (for "
+                     "zero-report) instead of going on to the LLVM dialect"),
+      llvm::cl::init(false)};
 };
 
 /// Adds the pipeline of one ZeRO stage, from @forward to the LLVM dialect.
 void buildStagePipeline(mlir::OpPassManager &pm, const StageOptions &options);
 
 /// Registers every zero-opt pass, the upstream passes the pipeline uses,
-/// and the named pipelines
-/// (`zero-stage-pipeline`).
+/// and the named pipeline `zero-stage-pipeline{...}` (StageOptions).
 void registerAllZeroPasses();
 
 } // namespace zero

@@ -19,11 +19,12 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
     pm.addPass(createFuseEpilogues());
   pm.addPass(createPlacement({options.stage, options.worldSize}));
   pm.addPass(createInsertCollectives());
-  if (!options.keepGatheredUnits.empty()) {
+  std::vector<std::string> keepUnits(options.keepGatheredUnits.begin(),
+                                     options.keepGatheredUnits.end());
+  if (!keepUnits.empty()) {
     KeepGatheredOptions keep;
-    if (options.keepGatheredUnits != std::vector<std::string>{"all"})
-      keep.units.assign(options.keepGatheredUnits.begin(),
-                        options.keepGatheredUnits.end());
+    if (keepUnits != std::vector<std::string>{"all"})
+      keep.units.assign(keepUnits.begin(), keepUnits.end());
     pm.addPass(createKeepGathered(keep));
   }
   pm.addPass(createClipGradNorm());
@@ -46,21 +47,6 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-namespace {
-struct StagePipelineOptions
-    : public PassPipelineOptions<StagePipelineOptions> {
-  Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage (0-3)"),
-                        llvm::cl::init(0)};
-  Option<int64_t> worldSize{*this, "world-size",
-                            llvm::cl::desc("Number of data-parallel ranks"),
-                            llvm::cl::init(1)};
-  Option<int64_t> microBatches{
-      *this, "micro-batches",
-      llvm::cl::desc("Micro-batches accumulated per optimizer step"),
-      llvm::cl::init(1)};
-};
-} // namespace
-
 void registerAllZeroPasses() {
   registerZeroPasses(); // The passes of Passes.td.
   registerPass([] { return createConvertFuncToLLVMPass(); });
@@ -68,14 +54,11 @@ void registerAllZeroPasses() {
   registerPass([] { return createReconcileUnrealizedCastsPass(); });
   registerPass([] { return createCanonicalizerPass(); });
   registerPass([] { return createCSEPass(); });
-  PassPipelineRegistration<StagePipelineOptions>(
+  PassPipelineRegistration<StageOptions>(
       "zero-stage-pipeline",
       "The whole zero-opt pipeline for one ZeRO stage, from @forward to the "
-      "LLVM dialect",
-      [](OpPassManager &pm, const StagePipelineOptions &options) {
-        buildStagePipeline(pm, {options.stage, options.worldSize,
-                                options.microBatches});
-      });
+      "LLVM dialect (what zero-opt --stage=N runs)",
+      buildStagePipeline);
 }
 
 } // namespace zero

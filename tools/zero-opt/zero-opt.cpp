@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -111,6 +112,11 @@ cl::list<std::string> keepGathered(
              "to backward (no reshard after forward); 'all' for every unit, "
              "else names like h.0,h.11"),
     cl::value_desc("all|unit,..."), cl::CommaSeparated, cl::cat(zeroCategory));
+cl::opt<bool> printPipeline(
+    "print-pipeline",
+    cl::desc("With --stage: print the pass pipeline it runs, as the text "
+             "--pass-pipeline= takes, and exit"),
+    cl::cat(zeroCategory));
 cl::opt<bool> printConfigFields(
     "print-config-fields",
     cl::desc("Print how --model-config treats every Hugging Face config "
@@ -151,8 +157,10 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// The stage and world size of --stage / --world-size, checked.
-FailureOr<zero::StageOptions> resolveStageOptions() {
+/// The pipeline that --stage and its flags ask for, checked, as the text of
+/// the passes to run inside builtin.module: zero-stage-pipeline{...} with
+/// every StageOptions value, then zero-report{...} with --report.
+FailureOr<std::string> stagePipelineText() {
   int64_t stageValue = stage, worldSizeValue = worldSize;
   if (stageValue < 0 || stageValue > 3) {
     fail("--stage=" + llvm::Twine(stageValue) +
@@ -198,13 +206,30 @@ FailureOr<zero::StageOptions> resolveStageOptions() {
     fail("--keep-gathered=all already names every unit; do not list others");
     return failure();
   }
-  zero::StageOptions options{stageValue, worldSizeValue, gradAccum};
+  bool reporting = report.getNumOccurrences() > 0;
+  std::string format = report.empty() ? "table" : report.getValue();
+  if (reporting && format != "table" && format != "json") {
+    fail("--report=" + format + " is not a format; use table or json");
+    return failure();
+  }
+  zero::StageOptions options;
+  options.stage = stageValue;
+  options.worldSize = worldSizeValue;
+  options.microBatches = gradAccum;
   options.prefetch = prefetchFlag;
   options.maxLiveGatherBytes = maxLiveGatherBytes;
   options.bucketBytes = bucketBytes;
-  options.keepGatheredUnits.assign(keepGathered.begin(), keepGathered.end());
+  options.keepGatheredUnits = std::vector<std::string>(keepGathered.begin(),
+                                                       keepGathered.end());
   options.fuseEpilogues = fuseEpilogues;
-  return options;
+  options.stopAtRuntimeCalls = reporting;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "zero-stage-pipeline";
+  options.print(os);
+  if (reporting)
+    os << ",zero-report{format=" << format << "}";
+  return text;
 }
 
 /// The emit kind, from --emit or else from the output name.
@@ -429,23 +454,23 @@ int main(int argc, char **argv) {
   }
 
   if (stage.getNumOccurrences()) {
-    FailureOr<zero::StageOptions> options = resolveStageOptions();
-    if (failed(options))
+    FailureOr<std::string> pipeline = stagePipelineText();
+    if (failed(pipeline))
       return 1;
-    bool reporting = report.getNumOccurrences() > 0;
-    std::string format = report.empty() ? "table" : report.getValue();
-    if (reporting && format != "table" && format != "json")
-      return fail("--report=" + format + " is not a format; use table or json");
-    options->stopAtRuntimeCalls = reporting;
-    config.setPassPipelineSetupFn([options = *options, reporting,
-                                   format](PassManager &pm) {
-      zero::buildStagePipeline(pm, options);
-      if (reporting)
-        pm.addPass(zero::createReport({format}));
-      return success();
+    if (printPipeline) {
+      llvm::outs() << "builtin.module(" << *pipeline << ")\n";
+      return 0;
+    }
+    // Through the text, so that --stage runs exactly what --print-pipeline
+    // shows.
+    config.setPassPipelineSetupFn([pipeline = *pipeline](PassManager &pm) {
+      return parsePassPipeline(pipeline, pm);
     });
   } else if (report.getNumOccurrences()) {
     return fail("--report needs --stage=N (and --world-size=N)");
+  } else if (printPipeline) {
+    return fail("--print-pipeline prints the pipeline of --stage=N; give "
+                "--stage");
   } else if (worldSize.getNumOccurrences()) {
     return fail("--world-size applies to --stage=N; to run single passes, "
                 "give the passes their world-size option instead");
