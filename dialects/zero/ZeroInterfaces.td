@@ -17,9 +17,11 @@ def Zero_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
       "getNumRanks", (ins),
       [{ return static_cast<int64_t>($_op.getWorldSize()); }]>,
     InterfaceMethod<[{
-        The elements that one rank moves for this collective in the ZeRO
-        paper's accounting: N for an all-gather or a reduce-scatter of an
-        N-element tensor, 2N for an all-reduce.
+        The elements that one rank is charged for this collective in the ZeRO
+        paper's accounting, by the formula the runtime's ledger and
+        `--report` use (`zrt_traffic_elements` in zrt.h): W * ceil(N / W),
+        the padded tensor, for an all-gather or a reduce-scatter of an
+        N-element tensor over W ranks; 2N for an all-reduce.
       }], "int64_t", "getTrafficElements">,
   ];
 }

@@ -1,5 +1,6 @@
 //===- ZeroOps.cpp - verifiers and interfaces of the zero ops -------------===//
 #include "dialects/zero/ZeroDialect.h"
+#include "zero/zrt.h"
 
 #include "mlir/IR/OpImplementation.h"
 
@@ -45,13 +46,16 @@ LogicalResult AllReduceOp::verify() {
 }
 
 int64_t AllGatherOp::getTrafficElements() {
-  return getResult().getType().getNumElements();
+  return zrt_traffic_elements(ZRT_ALL_GATHER, getResult().getType().getNumElements(),
+                              getWorldSize());
 }
 int64_t ReduceScatterOp::getTrafficElements() {
-  return getInput().getType().getNumElements();
+  return zrt_traffic_elements(ZRT_REDUCE_SCATTER, getInput().getType().getNumElements(),
+                              getWorldSize());
 }
 int64_t AllReduceOp::getTrafficElements() {
-  return 2 * getInput().getType().getNumElements();
+  return zrt_traffic_elements(ZRT_ALL_REDUCE, getInput().getType().getNumElements(),
+                              getWorldSize());
 }
 
 /// (C3) of the asynchronous collectives: one wait completes the transfer.
@@ -92,13 +96,16 @@ WaitOp ReduceScatterStartOp::getWait() { return waitOf(*this); }
 WaitOp AllReduceStartOp::getWait() { return waitOf(*this); }
 
 int64_t AllGatherStartOp::getTrafficElements() {
-  return getValueType().getNumElements();
+  return zrt_traffic_elements(ZRT_ALL_GATHER, getValueType().getNumElements(),
+                              getWorldSize());
 }
 int64_t ReduceScatterStartOp::getTrafficElements() {
-  return getInput().getType().getNumElements();
+  return zrt_traffic_elements(ZRT_REDUCE_SCATTER, getInput().getType().getNumElements(),
+                              getWorldSize());
 }
 int64_t AllReduceStartOp::getTrafficElements() {
-  return 2 * getInput().getType().getNumElements();
+  return zrt_traffic_elements(ZRT_ALL_REDUCE, getInput().getType().getNumElements(),
+                              getWorldSize());
 }
 
 LogicalResult ReleaseOp::verify() {

@@ -1,12 +1,11 @@
 //===- collectives.cpp - Data-parallel collectives over MPI ---------------===//
 //
-// Bytes moved are counted the way the ZeRO paper counts data volume per rank,
-// which is what the compiler's --report predicts: an all-gather or a
-// reduce-scatter moves the whole padded tensor (W*S elements, as MPI does), an
-// all-reduce moves twice its buffer (a reduce-scatter plus an all-gather).
-// So stages 0-2 move 2 Psi per step and stage 3 moves 3 Psi. The count is by
-// formula, also at world size 1 where MPI moves nothing, and by the element
-// size of the dtype (bf16 tensors travel as 2-byte elements).
+// Bytes moved are counted by zrt.h's zrt_traffic_elements, the formula the
+// compiler's --report predicts with: the ZeRO paper's data volume per rank
+// (an all-gather or a reduce-scatter the whole padded tensor, W*S elements as
+// MPI moves; an all-reduce twice its buffer). The count is by formula, also
+// at world size 1 where MPI moves nothing, and by the element size of the
+// dtype (bf16 tensors travel as 2-byte elements).
 //
 // bf16 has no MPI datatype: it travels as MPI_UINT16_T, and sums use a
 // custom commutative MPI_Op that adds each pair of operands in float32 and
@@ -226,7 +225,11 @@ static int64_t startPadded(zrt_context *ctx, const char *op,
   mpiCount(op, shardNumel);
   mpiCount(op, W * shardNumel);
   checkLocalSpan(ctx, op);
-  count(ctx, kind, W * shardNumel, size);
+  count(ctx, kind,
+        zrt_traffic_elements(kind == AllGather ? ZRT_ALL_GATHER
+                                               : ZRT_REDUCE_SCATTER,
+                             numel, W),
+        size);
   void *staging = stagingFor(ctx, numel, shardNumel, size);
   int64_t bytes = W * shardNumel * size;
   if (DeviceRuntime *device = deviceTransport(ctx))
@@ -274,7 +277,8 @@ extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
   int64_t size = dtypeSize(op, dtype);
   mpiCount(op, n);
   checkLocalSpan(ctx, op);
-  count(ctx, AllReduce, 2 * n, size);
+  count(ctx, AllReduce, zrt_traffic_elements(ZRT_ALL_REDUCE, n, ctx->worldSize),
+        size);
   if (DeviceRuntime *device = deviceTransport(ctx))
     return startOnDevice(ctx, AllReduce, n * size, 2 * n * size, [&] {
       return device->startAllReduce(dtype, x, y, n, 2 * n * size);
