@@ -30,41 +30,13 @@
 
 namespace zrt {
 
-/// One entry per kernel of zrt.h's "Kernels" section, typed as the zrt_*
-/// function itself, so that a backend's table only compiles when every
-/// signature matches the ABI.
+/// One entry per kernel of the catalogue (zero/zrt_kernels.def), typed as
+/// the zrt_* function itself, so that a backend's table only compiles when
+/// every signature matches the ABI.
 struct DeviceKernels {
-  decltype(&::zrt_matmul) matmul;
-  decltype(&::zrt_matmul_bias) matmul_bias;
-  decltype(&::zrt_bias_add) bias_add;
-  decltype(&::zrt_sum_rows) sum_rows;
-  decltype(&::zrt_add) add;
-  decltype(&::zrt_relu) relu;
-  decltype(&::zrt_relu_grad) relu_grad;
-  decltype(&::zrt_gelu) gelu;
-  decltype(&::zrt_gelu_grad) gelu_grad;
-  decltype(&::zrt_swiglu) swiglu;
-  decltype(&::zrt_swiglu_grad) swiglu_grad;
-  decltype(&::zrt_softmax_xent) softmax_xent;
-  decltype(&::zrt_softmax_xent_grad) softmax_xent_grad;
-  decltype(&::zrt_embedding) embedding;
-  decltype(&::zrt_embedding_grad) embedding_grad;
-  decltype(&::zrt_layer_norm) layer_norm;
-  decltype(&::zrt_layer_norm_grad) layer_norm_grad;
-  decltype(&::zrt_rms_norm) rms_norm;
-  decltype(&::zrt_rms_norm_grad) rms_norm_grad;
-  decltype(&::zrt_rope) rope;
-  decltype(&::zrt_attention) attention;
-  decltype(&::zrt_attention_grad) attention_grad;
-  decltype(&::zrt_slice_cols) slice_cols;
-  decltype(&::zrt_slice_cols_grad) slice_cols_grad;
-  decltype(&::zrt_cast) cast;
-  decltype(&::zrt_sum_squares) sum_squares;
-  decltype(&::zrt_clip_coefficient) clip_coefficient;
-  decltype(&::zrt_adamw) adamw;
-  decltype(&::zrt_copy) copy;
-  decltype(&::zrt_fill) fill;
-  decltype(&::zrt_shard_slice) shard_slice;
+#define ZRT_KERNEL(name, backendName) decltype(&::zrt_##name) name;
+#include "zero/zrt_kernels.def"
+#undef ZRT_KERNEL
 };
 
 /// What a device backend does for the core besides its kernels. One object
