@@ -19,11 +19,10 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
     pm.addPass(createFuseEpilogues());
   pm.addPass(createPlacement({options.stage, options.worldSize}));
   pm.addPass(createInsertCollectives());
-  std::vector<std::string> keepUnits(options.keepGatheredUnits.begin(),
-                                     options.keepGatheredUnits.end());
+  const auto &keepUnits = options.keepGatheredUnits;
   if (!keepUnits.empty()) {
     KeepGatheredOptions keep;
-    if (keepUnits != std::vector<std::string>{"all"})
+    if (!(keepUnits.size() == 1 && keepUnits.front() == "all"))
       keep.units.assign(keepUnits.begin(), keepUnits.end());
     pm.addPass(createKeepGathered(keep));
   }

@@ -92,20 +92,19 @@ std::optional<CollectiveCall> readCollectiveCall(func::CallOp call,
   int64_t elementBytes = arg(1) == ZRT_BF16 ? 2 : 4;
   if (callee == "zrt_all_gather" || callee == "zrt_reduce_scatter") {
     // (ctx, dtype, in, out, numel, shard_numel)
-    bool gather = callee == "zrt_all_gather";
+    zrt_collective kind =
+        callee == "zrt_all_gather" ? ZRT_ALL_GATHER : ZRT_REDUCE_SCATTER;
     int64_t numel = arg(4), padded = arg(5) * worldSize;
     bool staged = numel < padded && worldSize > 1;
-    int64_t traffic = zrt_traffic_elements(
-        gather ? ZRT_ALL_GATHER : ZRT_REDUCE_SCATTER, numel, worldSize);
-    return CollectiveCall{gather ? CollectiveCall::AllGather
-                                 : CollectiveCall::ReduceScatter,
-                          async, traffic * elementBytes,
-                          staged ? padded * elementBytes : 0};
+    return CollectiveCall{
+        static_cast<CollectiveCall::Kind>(kind), async,
+        zrt_traffic_elements(kind, numel, arg(5), worldSize) * elementBytes,
+        staged ? padded * elementBytes : 0};
   }
   if (callee == "zrt_all_reduce") // (ctx, dtype, x, y, n)
     return CollectiveCall{
         CollectiveCall::AllReduce, async,
-        zrt_traffic_elements(ZRT_ALL_REDUCE, arg(4), worldSize) *
+        zrt_traffic_elements(ZRT_ALL_REDUCE, arg(4), arg(4), worldSize) *
             elementBytes,
         0};
   return std::nullopt;

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "zero/zrt.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -60,7 +61,12 @@ private:
 /// the staging copy of the padded tensor a padded all-gather or
 /// reduce-scatter holds as comm memory from its start to its wait.
 struct CollectiveCall {
-  enum Kind { AllGather, ReduceScatter, AllReduce };
+  /// zrt.h's collective kinds.
+  enum Kind {
+    AllGather = ZRT_ALL_GATHER,
+    ReduceScatter = ZRT_REDUCE_SCATTER,
+    AllReduce = ZRT_ALL_REDUCE
+  };
   Kind kind;
   bool async; // a zrt_*_start: its result is the handle zrt_wait takes
   int64_t trafficBytes;

@@ -45,17 +45,21 @@ LogicalResult AllReduceOp::verify() {
   return verifyShardPair(*this, getWorldSize(), nullptr, nullptr);
 }
 
+/// A collective's traffic over `full`, the whole tensor, by zrt.h's formula.
+static int64_t trafficOf(zrt_collective kind, ShapedType full,
+                         int64_t worldSize) {
+  int64_t n = full.getNumElements();
+  return zrt_traffic_elements(kind, n, shardSize(n, worldSize), worldSize);
+}
+
 int64_t AllGatherOp::getTrafficElements() {
-  return zrt_traffic_elements(ZRT_ALL_GATHER, getResult().getType().getNumElements(),
-                              getWorldSize());
+  return trafficOf(ZRT_ALL_GATHER, getResult().getType(), getWorldSize());
 }
 int64_t ReduceScatterOp::getTrafficElements() {
-  return zrt_traffic_elements(ZRT_REDUCE_SCATTER, getInput().getType().getNumElements(),
-                              getWorldSize());
+  return trafficOf(ZRT_REDUCE_SCATTER, getInput().getType(), getWorldSize());
 }
 int64_t AllReduceOp::getTrafficElements() {
-  return zrt_traffic_elements(ZRT_ALL_REDUCE, getInput().getType().getNumElements(),
-                              getWorldSize());
+  return trafficOf(ZRT_ALL_REDUCE, getInput().getType(), getWorldSize());
 }
 
 /// (C3) of the asynchronous collectives: one wait completes the transfer.
@@ -96,16 +100,13 @@ WaitOp ReduceScatterStartOp::getWait() { return waitOf(*this); }
 WaitOp AllReduceStartOp::getWait() { return waitOf(*this); }
 
 int64_t AllGatherStartOp::getTrafficElements() {
-  return zrt_traffic_elements(ZRT_ALL_GATHER, getValueType().getNumElements(),
-                              getWorldSize());
+  return trafficOf(ZRT_ALL_GATHER, getValueType(), getWorldSize());
 }
 int64_t ReduceScatterStartOp::getTrafficElements() {
-  return zrt_traffic_elements(ZRT_REDUCE_SCATTER, getInput().getType().getNumElements(),
-                              getWorldSize());
+  return trafficOf(ZRT_REDUCE_SCATTER, getInput().getType(), getWorldSize());
 }
 int64_t AllReduceStartOp::getTrafficElements() {
-  return zrt_traffic_elements(ZRT_ALL_REDUCE, getInput().getType().getNumElements(),
-                              getWorldSize());
+  return trafficOf(ZRT_ALL_REDUCE, getInput().getType(), getWorldSize());
 }
 
 LogicalResult ReleaseOp::verify() {

@@ -332,22 +332,19 @@ void zrt_shard_slice(zrt_context *ctx, int32_t dtype, const void *full,
 /* The one traffic formula: what the runtime's ledger counts, --report
  * predicts and the zero dialect's CollectiveOpInterface answers. A rank is
  * charged the ZeRO paper's data volume: an all-gather or a reduce-scatter of
- * an N-element tensor moves the padded tensor, W * ceil(N / W) elements (as
- * MPI and NCCL do), an all-reduce twice its buffer (a reduce-scatter plus an
- * all-gather). So stages 0-2 move 2 Psi a step, stage 3 3 Psi. */
+ * an N-element tensor in shards of S moves the padded tensor, W * S elements
+ * (as MPI and NCCL do; S = ceil(N / W) in generated code), an all-reduce
+ * twice its buffer (a reduce-scatter plus an all-gather). So stages 0-2 move
+ * 2 Psi a step, stage 3 3 Psi. */
 typedef enum zrt_collective {
   ZRT_ALL_GATHER = 0,
   ZRT_REDUCE_SCATTER = 1,
   ZRT_ALL_REDUCE = 2
 } zrt_collective;
-static inline int64_t zrt_shard_numel(int64_t numel, int64_t world_size) {
-  return (numel + world_size - 1) / world_size;
-}
 static inline int64_t zrt_traffic_elements(zrt_collective kind, int64_t numel,
+                                           int64_t shard_numel,
                                            int64_t world_size) {
-  return kind == ZRT_ALL_REDUCE
-             ? 2 * numel
-             : world_size * zrt_shard_numel(numel, world_size);
+  return kind == ZRT_ALL_REDUCE ? 2 * numel : world_size * shard_numel;
 }
 
 /* full[0..numel) = the first numel elements of the concatenation over ranks

@@ -435,12 +435,13 @@ public:
       else if (rule->use == Use::Neutral && !rule->neutral(*object.get(key)))
         refuse(key, rule->note);
     }
+#ifndef NDEBUG
     for (const auto &key : readKeys) {
-      (void)key;
-      assert(findRule(tables, key.getKey()) &&
-             findRule(tables, key.getKey())->use == Use::Read &&
+      const FieldRule *rule = findRule(tables, key.getKey());
+      assert(rule && rule->use == Use::Read &&
              "a field read but not listed as Read in its table");
     }
+#endif
   }
 
   void fail(const Twine &message) {

@@ -278,8 +278,8 @@ OwningOpRef<ModuleOp> buildTransformer(MLIRContext *ctx,
   // A window at least as long as the sequence masks nothing that the causal
   // mask leaves: token i sees i - window < j <= i.
   if (config.slidingWindow && *config.slidingWindow < shape.seqLen) {
-    emitError(loc) << "field 'sliding_window' = " << *config.slidingWindow << " is shorter than --seq-len="
-                   << shape.seqLen
+    emitError(loc) << "field 'sliding_window' = " << *config.slidingWindow
+                   << " is shorter than --seq-len=" << shape.seqLen
                    << ", and sliding-window attention is not implemented; "
                       "train with --seq-len <= "
                    << *config.slidingWindow;

@@ -64,7 +64,13 @@ struct MemoryLedger {
   int64_t peakTotal = 0;
 };
 
-enum CollectiveKind { AllGather, ReduceScatter, AllReduce, NumCollectiveKinds };
+/// zrt.h's collective kinds, under the runtime's names.
+enum CollectiveKind {
+  AllGather = ZRT_ALL_GATHER,
+  ReduceScatter = ZRT_REDUCE_SCATTER,
+  AllReduce = ZRT_ALL_REDUCE,
+  NumCollectiveKinds
+};
 
 /// Calls and bytes moved per rank, per collective kind (see collectives.cpp
 /// for how bytes are counted).

@@ -226,9 +226,7 @@ static int64_t startPadded(zrt_context *ctx, const char *op,
   mpiCount(op, W * shardNumel);
   checkLocalSpan(ctx, op);
   count(ctx, kind,
-        zrt_traffic_elements(kind == AllGather ? ZRT_ALL_GATHER
-                                               : ZRT_REDUCE_SCATTER,
-                             numel, W),
+        zrt_traffic_elements((zrt_collective)kind, numel, shardNumel, W),
         size);
   void *staging = stagingFor(ctx, numel, shardNumel, size);
   int64_t bytes = W * shardNumel * size;
@@ -277,8 +275,8 @@ extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
   int64_t size = dtypeSize(op, dtype);
   mpiCount(op, n);
   checkLocalSpan(ctx, op);
-  count(ctx, AllReduce, zrt_traffic_elements(ZRT_ALL_REDUCE, n, ctx->worldSize),
-        size);
+  count(ctx, AllReduce,
+        zrt_traffic_elements(ZRT_ALL_REDUCE, n, n, ctx->worldSize), size);
   if (DeviceRuntime *device = deviceTransport(ctx))
     return startOnDevice(ctx, AllReduce, n * size, 2 * n * size, [&] {
       return device->startAllReduce(dtype, x, y, n, 2 * n * size);

@@ -20,13 +20,8 @@ struct RopeShape {
   int64_t batch, seq, heads, headDim;
   float theta;
   int64_t numel() const { return batch * seq * heads * headDim; }
-  /// theta^(-2i/head_dim), then the lower frequencies (the upper pairs)
-  /// divided by 8 as a rope scaling would: the kernel takes any table.
   std::vector<float> invFreq() const {
-    std::vector<float> f(headDim / 2);
-    for (size_t i = 0; i < f.size(); ++i)
-      f[i] = std::pow(theta, -2.0f * i / headDim) / (2 * i >= f.size() ? 8 : 1);
-    return f;
+    return ropeTestFrequencies(headDim, theta);
   }
 };
 
@@ -35,10 +30,11 @@ std::vector<double> ropeRef(const RopeShape &s, const std::vector<double> &x,
                             double sign) {
   std::vector<double> y(x.size());
   const int64_t half = s.headDim / 2, width = s.heads * s.headDim;
+  const std::vector<float> invFreq = s.invFreq();
   for (int64_t row = 0; row < s.batch * s.seq; ++row)
     for (int64_t h = 0; h < s.heads; ++h)
       for (int64_t i = 0; i < half; ++i) {
-        double a = sign * (double)(row % s.seq) * (double)s.invFreq()[i];
+        double a = sign * (double)(row % s.seq) * (double)invFreq[i];
         int64_t lo = row * width + h * s.headDim + i, hi = lo + half;
         y[lo] = x[lo] * std::cos(a) - x[hi] * std::sin(a);
         y[hi] = x[hi] * std::cos(a) + x[lo] * std::sin(a);

@@ -1,6 +1,8 @@
 //===- random_data.cpp - Random test inputs -------------------------------===//
 #include "tests/random_data.h"
 
+#include <cmath>
+
 namespace zrt {
 
 std::mt19937 testRng(42);
@@ -11,6 +13,13 @@ std::vector<float> randomVector(int64_t n, float lo, float hi) {
   for (float &x : v)
     x = dist(testRng);
   return v;
+}
+
+std::vector<float> ropeTestFrequencies(int64_t headDim, float theta) {
+  std::vector<float> f(headDim / 2);
+  for (size_t i = 0; i < f.size(); ++i)
+    f[i] = std::pow(theta, -2.0f * i / headDim) / (2 * i >= f.size() ? 8 : 1);
+  return f;
 }
 
 std::vector<int32_t> randomInts(int64_t n, int32_t bound) {

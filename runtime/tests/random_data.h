@@ -21,6 +21,10 @@ extern std::mt19937 testRng;
 std::vector<float> randomVector(int64_t n, float lo = -1.0f, float hi = 1.0f);
 /// n ints uniform in [0, bound).
 std::vector<int32_t> randomInts(int64_t n, int32_t bound);
+/// A rotary inverse-frequency table for zrt_rope: theta^(-2i/head_dim), the
+/// lower frequencies (the upper pairs) divided by 8 as a rope scaling would,
+/// so that a kernel that ignored the table and used theta would be caught.
+std::vector<float> ropeTestFrequencies(int64_t headDim, float theta);
 
 } // namespace zrt
 

@@ -688,12 +688,7 @@ void testRope(Harness &h, Shapes shapes) {
                              str(s.heads) + " head_dim " + str(s.headDim) +
                              (inverse ? " inverse" : "");
         auto x = randomVector(n);
-        // theta^(-2i/head_dim), the upper pairs divided by 8 as a rope
-        // scaling would: any table the compiler hands over.
-        std::vector<float> invFreq(s.headDim / 2);
-        for (size_t i = 0; i < invFreq.size(); ++i)
-          invFreq[i] = std::pow(s.theta, -2.0f * i / s.headDim) /
-                       (2 * i >= invFreq.size() ? 8 : 1);
+        std::vector<float> invFreq = ropeTestFrequencies(s.headDim, s.theta);
         h.close("rope" + suffix, tol(dtype, kReduction),
                 [&](zrt_context *ctx, Buffers &buf) {
                   void *y = buf.nans(dtype, n);

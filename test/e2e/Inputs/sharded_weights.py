@@ -14,16 +14,14 @@ first-step losses as the float32 single file, digit for digit.
 import argparse
 import glob
 import os
-import re
 import shlex
-import struct
 import subprocess
 import sys
 
 import torch
 import transformers
 
-STEP = re.compile(r"^step (\d+) loss (\S+)$")
+from pytorch_parity import STEP, write_tokens
 
 
 def make_model(dtype):
@@ -60,11 +58,7 @@ def main():
     options = parser.parse_args()
     out = options.out
     data = os.path.join(out, "tokens.bin")
-    tokens = list(range(256)) * 8
-    with open(data, "wb") as f:
-        header = struct.pack("<3i", 20240520, 1, len(tokens))
-        f.write(header + b"\0" * (1024 - len(header)))
-        f.write(struct.pack("<%dH" % len(tokens), *tokens))
+    write_tokens(data)
 
     exe = None
     for name, dtype in [("bf16", torch.bfloat16), ("fp16", torch.float16)]:
