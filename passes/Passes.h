@@ -4,6 +4,7 @@
 
 #include "dialects/nn/NNDialect.h"
 #include "dialects/zero/ZeroDialect.h"
+#include "dialects/zrt/ZrtDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -63,10 +64,10 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
       llvm::cl::desc("nn-fuse-epilogues: linear layers (and GELU) as one "
                      "fused GEMM"),
       llvm::cl::init(true)};
-  Option<bool> stopAtRuntimeCalls{
-      *this, "stop-at-runtime-calls",
-      llvm::cl::desc("Stop after the lowering to runtime calls (for "
-                     "zero-report) instead of going on to the LLVM dialect"),
+  Option<bool> stopAtZrt{
+      *this, "stop-at-zrt",
+      llvm::cl::desc("Stop at the planned zrt program (for zero-report) "
+                     "instead of going on to the LLVM dialect"),
       llvm::cl::init(false)};
 };
 

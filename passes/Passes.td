@@ -276,38 +276,38 @@ def ScheduleOverlap : Pass<"zero-schedule-overlap", "::mlir::ModuleOp"> {
 }
 
 def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {
-  let summary = "Lowers @train_step to calls of the libzrt C ABI";
+  let summary = "Lowers @train_step on tensors to the zrt program on buffers";
   let description = [{
     Input: `@train_step` on tensors, with placements and collectives, and
     `@train_apply` when gradients are accumulated.
-    Output: the functions a program exports (include/zero/zrt.h):
-    `@zero_program_describe(%ctx)`, which declares the program and each
-    argument to the runtime, and `@zero_program_step(%ctx, %args, %loss)`,
-    in which every tensor is a `!llvm.ptr` buffer, every op a `func.call` of
-    a `zrt_*` kernel or collective, and every temporary is allocated before
-    its producer and freed after its last use (a gathered copy at its
-    `zero.release`). Results marked `zero.updates` are written into their
+    Output: the zrt program (the `zrt` dialect): `@zero_program_describe`,
+    whose `zrt.declare_*` ops declare the program and each argument to the
+    runtime, and `@zero_program_step`, whose arguments are the buffers of
+    `@train_step`'s plus the loss output (`zrt.loss`), and in which every
+    tensor is a buffer (a `memref` of its shape) and every op a `zrt` op.
+    Every temporary is a `zrt.alloc` of its ledger category right before its
+    producer and a `zrt.free` right after its last use (a gathered copy at
+    its `zero.release`). Results marked `zero.updates` are written into their
     argument's buffer, in place when the producing op allows it.
-    `@train_apply` becomes `@zero_program_apply(%ctx, %args)`.
+    `@train_apply` becomes `@zero_program_apply`.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
-                           "::mlir::arith::ArithDialect",
-                           "::mlir::LLVM::LLVMDialect"];
+                           "::zero::zrt::ZrtDialect"];
 }
 
 def PlanMemory : Pass<"zero-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Gives every buffer an offset in a per-rank arena per category";
   let description = [{
-    Input: the module after `zero-lower-to-runtime` and canonicalize. From
-    the order of the calls it takes each buffer's live interval: a
-    `zrt_alloc` lives until its `zrt_free`, the staging copy of a padded
-    collective from its start to its `zrt_wait`. Buffers of the same
-    category (param, grad, optimizer, activation, comm, data) live at the
-    same time get disjoint `alignment`-aligned ranges of that category's
-    arena, placed greedily by size. Output: each `zrt_alloc` call carries
-    `zero.arena_offset` (a staging collective `zero.staging_offset`) and each
-    lowered function `zero.arena_bytes`, the arena size per category, which
-    `zero-report` prints next to the peak of live bytes.
+    Input: the zrt program of `zero-lower-to-runtime`. From the order of the
+    ops it takes each buffer's live interval: a `zrt.alloc` lives until its
+    `zrt.free`, the staging copy of a padded collective from its start to
+    its `zrt.wait`. Buffers of the same category (param, grad, optimizer,
+    activation, comm, data) live at the same time get disjoint
+    `alignment`-aligned ranges of that category's arena, placed greedily by
+    size. Output: each `zrt.alloc` carries `arena_offset` (a staging
+    collective `staging_offset`) and each function `zrt.arena_bytes`, the
+    arena size per category, which `zero-report` prints next to the peak of
+    live bytes.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "64",
@@ -318,22 +318,38 @@ def PlanMemory : Pass<"zero-plan-memory", "::mlir::ModuleOp"> {
 def Report : Pass<"zero-report", "::mlir::ModuleOp"> {
   let summary = "Predicts each rank's peak memory and traffic per step";
   let description = [{
-    Input: the module after `zero-lower-to-runtime` (and canonicalize, so
-    that sizes are constants). Replays what the runtime will do: allocates
-    every argument the describe function declares, then walks the step (once
-    per micro-batch) and the apply function, adding each `zrt_alloc` to its
-    category and subtracting each `zrt_free`, and counting the bytes of every
-    collective by the runtime's rule (an all-gather or reduce-scatter moves
-    the padded tensor, an all-reduce twice its buffer; padded collectives
-    stage a padded copy as comm memory while they run). Prints the peak
-    bytes per memory category, the traffic per collective kind, and the ZeRO
-    paper's formulas for the same model, as a table or as JSON. The IR is
-    not changed.
+    Input: the zrt program of `zero-lower-to-runtime`. Replays what the
+    runtime will do: allocates every argument `zrt.declare_arg` declares,
+    then walks the step (once per micro-batch) and the apply function,
+    adding each `zrt.alloc` to its category and subtracting each `zrt.free`,
+    and counting the bytes of every collective by the runtime's rule (zrt.h's
+    `zrt_traffic_elements`, through the zrt collective interface; padded
+    collectives stage a padded copy as comm memory while they run). Prints
+    the peak bytes per memory category, the traffic per collective kind, and
+    the ZeRO paper's formulas for the same model, as a table or as JSON. The
+    IR is not changed.
   }];
   let options = [
     Option<"format", "format", "std::string", "\"table\"",
            "table or json">,
   ];
+}
+
+def LowerZrtToCalls : Pass<"zero-lower-zrt-to-calls", "::mlir::ModuleOp"> {
+  let summary = "Turns every zrt op into the call of its zrt_* function";
+  let description = [{
+    Input: the zrt program. Output: the functions a program exports
+    (include/zero/zrt.h): `@zero_program_describe(%ctx)`,
+    `@zero_program_step(%ctx, %args, %loss)` and
+    `@zero_program_apply(%ctx, %args)`, in which every buffer is an
+    `!llvm.ptr` (an argument's loaded from `%args`) and every zrt op the
+    `func.call` of its `zrt_*` function, with the sizes and dtypes the
+    buffers' types give. Mechanical: one call per op, in order; each call is
+    checked against its C prototype when the compiler is built.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // ZERO_PASSES

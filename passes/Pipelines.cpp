@@ -35,12 +35,13 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
     pm.addPass(createScheduleOverlap({options.prefetch, options.maxLiveGatherBytes,
                                       /*maxInflightReductions=*/1}));
   pm.addPass(createLowerToRuntime());
-  // Hoists and merges the constants of the runtime calls, so that the
-  // lowered program reads as a list of calls.
-  pm.addPass(createCanonicalizerPass());
   pm.addPass(createPlanMemory());
-  if (options.stopAtRuntimeCalls)
+  if (options.stopAtZrt)
     return;
+  pm.addPass(createLowerZrtToCalls());
+  // Hoists and merges the constants of the calls, so that the lowered
+  // program reads as a list of calls.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -1,8 +1,8 @@
 //===- PlanMemory.cpp - offsets in per-rank arenas from liveness ----------===//
 //
-// After the lowering every temporary is a zrt_alloc with a constant size
-// and a category, freed after its last use, and every padded collective
-// holds a staging copy from its start to its wait. That is all a static
+// In the zrt program every temporary is a zrt.alloc of a static size and a
+// category, freed after its last use, and every padded collective holds a
+// staging copy from its start to its wait. That is all a static
 // memory planner needs: each buffer's size and live interval. This pass
 // places every buffer of a category at an offset in that category's arena
 // so that buffers live at the same time never overlap, and records the
@@ -18,10 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
-#include "passes/RuntimeCalls.h"
 #include "zero/zrt.h"
-
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace zero {
 #define GEN_PASS_DEF_PLANMEMORY
@@ -33,16 +30,32 @@ using namespace zero;
 
 namespace {
 
-/// One buffer of a lowered function: a zrt_alloc, or the staging copy of a
-/// padded collective (then `alloc` is the collective's call).
+/// One buffer of a zrt function: a zrt.alloc, or the staging copy of a
+/// padded collective (then `op` is the collective).
 struct PlannedBuffer {
   int32_t category;
   int64_t bytes;
-  unsigned start, end; // call positions, inclusive
-  Operation *alloc;
+  unsigned start, end; // op positions, inclusive
+  Operation *op;
   bool staging;
   int64_t offset = 0;
 };
+
+/// The world size `@zero_program_describe` declares.
+int64_t declaredWorldSize(func::FuncOp describe) {
+  int64_t worldSize = 1;
+  describe.walk([&](zrt::DeclareProgramOp program) {
+    worldSize = program.getWorldSize();
+  });
+  return worldSize;
+}
+
+/// The zrt.alloc a buffer (or a view of it) comes from, if any.
+zrt::AllocOp allocOf(Value buffer) {
+  while (auto view = buffer.getDefiningOp<zrt::ViewOp>())
+    buffer = view.getSource();
+  return buffer.getDefiningOp<zrt::AllocOp>();
+}
 
 struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
   using PlanMemoryBase::PlanMemoryBase;
@@ -59,19 +72,14 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     auto step = module.lookupSymbol<func::FuncOp>("zero_program_step");
     if (!describe || !step) {
       module.emitError() << getArgument()
-                         << ": expected the lowered program (run "
+                         << ": expected the zrt program (run "
                             "zero-lower-to-runtime first)";
       return signalPassFailure();
     }
-    int64_t worldSize = 1;
-    describe.walk([&](func::CallOp call) {
-      if (call.getCallee() == "zrt_declare_program")
-        worldSize = getConstantIntValue(call.getOperand(2)).value_or(1);
-    });
+    int64_t worldSize = declaredWorldSize(describe);
     for (StringRef name : {"zero_program_step", "zero_program_apply"})
       if (auto func = module.lookupSymbol<func::FuncOp>(name))
-        if (failed(plan(func, worldSize)))
-          return signalPassFailure();
+        plan(func, worldSize);
   }
 
   int64_t aligned(int64_t bytes) const {
@@ -79,60 +87,45 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
   }
 
   /// The buffers of `func` with their live intervals.
-  FailureOr<SmallVector<PlannedBuffer>> collect(func::FuncOp func,
-                                                int64_t worldSize) {
+  SmallVector<PlannedBuffer> collect(func::FuncOp func, int64_t worldSize) {
     SmallVector<PlannedBuffer> buffers;
-    DenseMap<Value, size_t> byPointer, byHandle;
+    DenseMap<Operation *, size_t> byAlloc;
+    DenseMap<Value, size_t> byHandle;
     unsigned position = 0;
-    WalkResult result = func.walk([&](func::CallOp call) {
+    for (Operation &op : func.getBody().front()) {
       ++position;
-      auto arg = [&](unsigned i) { return getConstantIntValue(call.getOperand(i)); };
-      StringRef callee = call.getCallee();
-      if (callee == "zrt_alloc") {
-        std::optional<int64_t> size = arg(1), category = arg(2);
-        if (!size || !category) {
-          call.emitOpError() << getArgument()
-                             << ": expected a constant size and category "
-                                "(run canonicalize first)";
-          return WalkResult::interrupt();
-        }
-        byPointer[call.getResult(0)] = buffers.size();
-        buffers.push_back({int32_t(*category), *size, position, ~0u, call,
-                           /*staging=*/false});
-      } else if (callee == "zrt_free") {
-        auto it = byPointer.find(call.getOperand(1));
-        if (it != byPointer.end())
+      if (auto alloc = dyn_cast<zrt::AllocOp>(op)) {
+        byAlloc[alloc] = buffers.size();
+        buffers.push_back({int32_t(alloc.getCategory()), alloc.getByteSize(),
+                           position, ~0u, alloc, /*staging=*/false});
+      } else if (auto free = dyn_cast<zrt::FreeOp>(op)) {
+        auto it = byAlloc.find(allocOf(free.getBuffer()));
+        if (it != byAlloc.end())
           buffers[it->second].end = position;
-      } else if (callee == "zrt_wait") {
-        auto it = byHandle.find(call.getOperand(1));
+      } else if (auto wait = dyn_cast<zrt::WaitOp>(op)) {
+        auto it = byHandle.find(wait.getHandle());
         if (it != byHandle.end())
           buffers[it->second].end = position;
-      } else if (std::optional<CollectiveCall> collective =
-                     readCollectiveCall(call, worldSize)) {
+      } else if (auto collective = dyn_cast<zrt::CollectiveOpInterface>(op)) {
         // A padded collective stages the padded tensor from its start to
         // its wait.
-        if (!collective->stagingBytes)
-          return WalkResult::advance();
-        if (collective->async)
-          byHandle[call.getResult(0)] = buffers.size();
-        buffers.push_back({ZRT_MEM_COMM, collective->stagingBytes, position,
-                           collective->async ? ~0u : position, call,
+        int64_t staging = collective.getStagingBytes(worldSize);
+        if (!staging)
+          continue;
+        if (collective.isAsync())
+          byHandle[op.getResult(0)] = buffers.size();
+        buffers.push_back({ZRT_MEM_COMM, staging, position,
+                           collective.isAsync() ? ~0u : position, &op,
                            /*staging=*/true});
       }
-      return WalkResult::advance();
-    });
-    if (result.wasInterrupted())
-      return failure();
+    }
     for (PlannedBuffer &buffer : buffers)
       buffer.end = std::min(buffer.end, position);
     return buffers;
   }
 
-  LogicalResult plan(func::FuncOp func, int64_t worldSize) {
-    FailureOr<SmallVector<PlannedBuffer>> collected = collect(func, worldSize);
-    if (failed(collected))
-      return failure();
-    SmallVector<PlannedBuffer> &buffers = *collected;
+  void plan(func::FuncOp func, int64_t worldSize) {
+    SmallVector<PlannedBuffer> buffers = collect(func, worldSize);
     SmallVector<PlannedBuffer *> order;
     for (PlannedBuffer &buffer : buffers)
       order.push_back(&buffer);
@@ -164,11 +157,10 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     }
     Builder b(func.getContext());
     for (PlannedBuffer &buffer : buffers)
-      buffer.alloc->setAttr(buffer.staging ? "zero.staging_offset"
-                                           : "zero.arena_offset",
-                            b.getI64IntegerAttr(buffer.offset));
-    func->setAttr("zero.arena_bytes", b.getDenseI64ArrayAttr(arenaBytes));
-    return success();
+      buffer.op->setAttr(buffer.staging ? "staging_offset" : "arena_offset",
+                         b.getI64IntegerAttr(buffer.offset));
+    func->setAttr(zrt::kArenaBytesAttrName,
+                  b.getDenseI64ArrayAttr(arenaBytes));
   }
 };
 

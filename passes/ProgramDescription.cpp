@@ -4,7 +4,7 @@
 #include "dialects/nn/NNDialect.h"
 #include "dialects/zero/ZeroDialect.h"
 #include "passes/PassUtils.h"
-#include "passes/RuntimeCalls.h"
+#include "dialects/zrt/ZrtDialect.h"
 #include "zero/zrt.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -13,11 +13,6 @@ using namespace mlir;
 using namespace zero::sharding;
 
 namespace zero {
-
-int32_t runtimeDType(Type type) {
-  Type element = getElementTypeOrSelf(type);
-  return element.isBF16() ? ZRT_BF16 : ZRT_F32;
-}
 
 namespace {
 struct ArgDescription {
@@ -198,32 +193,21 @@ LogicalResult emitProgramDescription(func::FuncOp trainStep,
 
   OpBuilder b(module.getBodyRegion());
   b.setInsertionPointToEnd(module.getBody());
-  RuntimeCalls rt(module, b);
   Location loc = trainStep.getLoc();
   auto describe = func::FuncOp::create(b, loc, "zero_program_describe",
-                                       b.getFunctionType({rt.ptrType()}, {}));
-  Block *body = describe.addEntryBlock();
-  b.setInsertionPointToStart(body);
-  Value ctx = body->getArgument(0);
-  rt.call(loc, "zrt_declare_program",
-          {ctx, rt.i64(loc, ZRT_ABI_VERSION), rt.i64(loc, worldSize),
-           rt.i64(loc, intAttr(kStageAttrName)), rt.i32(loc, shape->task),
-           rt.i64(loc, shape->globalBatch), rt.i64(loc, shape->seqLen),
-           rt.i64(loc, shape->numFeatures), rt.i64(loc, shape->numClasses)});
-  rt.call(loc, "zrt_declare_micro_batches",
-          {ctx, rt.i64(loc, std::max<int64_t>(1, intAttr(kMicroBatchesAttrName)))});
-  for (auto [i, arg] : llvm::enumerate(args)) {
-    SmallVector<Value> dims;
-    for (int d = 0; d < 4; ++d)
-      dims.push_back(rt.i64(
-          loc, d < arg.type.getRank() ? arg.type.getShape()[d] : 0));
-    rt.call(loc, "zrt_declare_arg",
-            {ctx, rt.i64(loc, i), rt.string(loc, arg.name),
-             rt.i32(loc, arg.role), rt.i32(loc, runtimeDType(arg.type)),
-             rt.i32(loc, arg.type.getRank()), dims[0], dims[1], dims[2],
-             dims[3], rt.i32(loc, arg.sharded), rt.i32(loc, arg.init),
-             rt.f32(loc, arg.initScale)});
-  }
+                                       b.getFunctionType({}, {}));
+  b.setInsertionPointToStart(describe.addEntryBlock());
+  zrt::DeclareProgramOp::create(
+      b, loc, worldSize, intAttr(kStageAttrName),
+      static_cast<zrt::Task>(shape->task), shape->globalBatch, shape->seqLen,
+      shape->numFeatures, shape->numClasses);
+  zrt::DeclareMicroBatchesOp::create(
+      b, loc, std::max<int64_t>(1, intAttr(kMicroBatchesAttrName)));
+  for (auto [i, arg] : llvm::enumerate(args))
+    zrt::DeclareArgOp::create(b, loc, i, arg.name,
+                              static_cast<zrt::Role>(arg.role), arg.sharded,
+                              static_cast<zrt::Init>(arg.init),
+                              llvm::APFloat(arg.initScale), arg.type);
   func::ReturnOp::create(b, loc);
   return success();
 }

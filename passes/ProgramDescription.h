@@ -12,13 +12,10 @@
 
 namespace zero {
 
-/// Emits `@zero_program_describe(%ctx)` for `trainStep` into its module.
+/// Emits `@zero_program_describe`, zrt.declare_* ops, for `trainStep` into
+/// its module.
 mlir::LogicalResult emitProgramDescription(mlir::func::FuncOp trainStep,
                                            llvm::StringRef passName);
-
-/// The zrt_dtype of a tensor's element type (int32 data reports f32: the
-/// runtime knows those roles are int32).
-int32_t runtimeDType(mlir::Type type);
 
 } // namespace zero
 

@@ -1,7 +1,7 @@
 //===- Report.cpp - predicted memory and traffic per rank -----------------===//
 //
 // The compiler placed every buffer, so it knows each rank's peak: this pass
-// replays the lowered program's allocations and collectives the way libzrt
+// replays the zrt program's allocations and collectives the way libzrt
 // will execute and count them (runtime/core/memory.cpp, cpu/collectives.cpp),
 // and prints the prediction next to the ZeRO paper's formulas. For the CUDA
 // backend it also predicts the parts of the runtime workspace (memory outside
@@ -11,10 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
-#include "passes/RuntimeCalls.h"
 #include "zero/zrt.h"
 
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -31,7 +29,7 @@ using namespace zero;
 namespace {
 constexpr const char *kCategoryNames[ZRT_MEM_NUM_CATEGORIES] = {
     "param", "grad", "optimizer", "activation", "comm", "data"};
-/// Indexed by CollectiveCall::Kind.
+/// Indexed by zrt_collective.
 constexpr int NumCollectives = 3;
 constexpr const char *kCollectiveNames[NumCollectives] = {
     "all_gather", "reduce_scatter", "all_reduce"};
@@ -71,8 +69,6 @@ struct Model {
   int64_t paramBytes = 0;     // bytes per parameter element (2 or 4)
 };
 
-int64_t elementBytes(int64_t dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
-
 struct ReportPass : zero::impl::ReportBase<ReportPass> {
   using ReportBase::ReportBase;
 
@@ -88,14 +84,13 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     }
     if (!describe || !step) {
       module.emitError() << getArgument()
-                         << ": expected the lowered program (run "
+                         << ": expected the zrt program (run "
                             "zero-lower-to-runtime first)";
       return signalPassFailure();
     }
     Ledger ledger;
     Model model;
-    if (failed(replayDescribe(describe, ledger, model)))
-      return signalPassFailure();
+    replayDescribe(describe, ledger, model);
     // Argument buffers live for the whole run; the temporaries of the step
     // and of the apply function share one arena per category (they never
     // run at once), of the size zero-plan-memory planned.
@@ -104,17 +99,16 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     for (func::FuncOp body : {step, apply})
       if (body)
         if (auto planned =
-                body->getAttrOfType<DenseI64ArrayAttr>("zero.arena_bytes")) {
+                body->getAttrOfType<DenseI64ArrayAttr>(zrt::kArenaBytesAttrName)) {
           arenas.planned = true;
           for (auto [c, bytes] : llvm::enumerate(planned.asArrayRef()))
             if (c < ZRT_MEM_NUM_CATEGORIES)
               arenas.transient[c] = std::max(arenas.transient[c], bytes);
         }
     for (int64_t micro = 0; micro < model.microBatches; ++micro)
-      if (failed(replayBody(step, ledger, model)))
-        return signalPassFailure();
-    if (apply && failed(replayBody(apply, ledger, model)))
-      return signalPassFailure();
+      replayBody(step, ledger, model);
+    if (apply)
+      replayBody(apply, ledger, model);
     if (format == "json")
       printJson(ledger, model, arenas);
     else
@@ -122,92 +116,74 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
   }
 
   /// The argument buffers the runtime allocates before the first step.
-  LogicalResult replayDescribe(func::FuncOp describe, Ledger &ledger,
-                               Model &model) {
-    WalkResult result = describe.walk([&](func::CallOp call) {
-      auto arg = [&](unsigned i) { return getConstantIntValue(call.getOperand(i)); };
-      StringRef callee = call.getCallee();
-      if (callee == "zrt_declare_program") {
-        model.worldSize = arg(2).value_or(1);
-        model.stage = arg(3).value_or(0);
-      } else if (callee == "zrt_declare_micro_batches") {
-        model.microBatches = arg(1).value_or(1);
-      } else if (callee == "zrt_declare_arg") {
-        std::optional<int64_t> role = arg(3), dtype = arg(4), rank = arg(5),
-                               sharded = arg(10);
-        if (!role || !dtype || !rank || !sharded) {
-          call.emitOpError() << getArgument()
-                             << ": expected constant operands (run "
-                                "canonicalize first)";
-          return WalkResult::interrupt();
-        }
-        int64_t numel = 1;
-        for (int64_t d = 0; d < *rank; ++d)
-          numel *= arg(6 + d).value_or(0);
-        bool isInt = *role == ZRT_ROLE_LABELS || *role == ZRT_ROLE_TOKENS ||
-                     *role == ZRT_ROLE_TARGETS || *role == ZRT_ROLE_POSITIONS;
-        int64_t size = isInt ? 4 : elementBytes(*dtype);
-        int64_t count =
-            *sharded ? sharding::shardSize(numel, model.worldSize) : numel;
-        ledger.allocate(zrt_role_category(int32_t(*role)), count * size);
-        if (*role == ZRT_ROLE_PARAM) {
+  void replayDescribe(func::FuncOp describe, Ledger &ledger, Model &model) {
+    describe.walk([&](Operation *op) {
+      if (auto program = dyn_cast<zrt::DeclareProgramOp>(op)) {
+        model.worldSize = program.getWorldSize();
+        model.stage = program.getStage();
+      } else if (auto micro = dyn_cast<zrt::DeclareMicroBatchesOp>(op)) {
+        model.microBatches = micro.getMicroBatches();
+      } else if (auto arg = dyn_cast<zrt::DeclareArgOp>(op)) {
+        auto type = cast<RankedTensorType>(arg.getType());
+        int64_t numel = type.getNumElements();
+        zrt::Role role = arg.getRole();
+        bool isInt = role == zrt::Role::Labels || role == zrt::Role::Tokens ||
+                     role == zrt::Role::Targets ||
+                     role == zrt::Role::Positions;
+        int64_t size = isInt ? 4 : (type.getElementType().isBF16() ? 2 : 4);
+        int64_t count = arg.getSharded()
+                            ? sharding::shardSize(numel, model.worldSize)
+                            : numel;
+        ledger.allocate(zrt_role_category(int32_t(role)), count * size);
+        if (role == zrt::Role::Param) {
           model.numParams += numel;
           model.paramBytes = size;
         }
       }
-      return WalkResult::advance();
     });
-    return failure(result.wasInterrupted());
   }
 
-  /// One run of a lowered function: its allocations, frees and collectives.
-  LogicalResult replayBody(func::FuncOp body, Ledger &ledger,
-                           const Model &model) {
-    DenseMap<Value, std::pair<int32_t, int64_t>> live;
+  /// One run of a zrt function: its allocations, frees and collectives.
+  void replayBody(func::FuncOp body, Ledger &ledger, const Model &model) {
+    DenseMap<Operation *, std::pair<int32_t, int64_t>> live;
     DenseMap<Value, int64_t> stagingOf; // Handle -> staging bytes.
-    WalkResult result = body.walk([&](func::CallOp call) {
-      auto arg = [&](unsigned i) { return getConstantIntValue(call.getOperand(i)); };
-      StringRef callee = call.getCallee();
-      if (callee == "zrt_alloc") {
-        std::optional<int64_t> size = arg(1), category = arg(2);
-        if (!size || !category) {
-          call.emitOpError() << getArgument()
-                             << ": expected constant sizes (run canonicalize "
-                                "first)";
-          return WalkResult::interrupt();
-        }
-        ledger.allocate(*category, *size);
-        live[call.getResult(0)] = {int32_t(*category), *size};
-      } else if (callee == "zrt_free") {
-        auto it = live.find(call.getOperand(1));
+    body.walk([&](Operation *op) {
+      if (auto alloc = dyn_cast<zrt::AllocOp>(op)) {
+        ledger.allocate(int32_t(alloc.getCategory()), alloc.getByteSize());
+        live[alloc] = {int32_t(alloc.getCategory()), alloc.getByteSize()};
+      } else if (auto free = dyn_cast<zrt::FreeOp>(op)) {
+        Value buffer = free.getBuffer();
+        while (auto view = buffer.getDefiningOp<zrt::ViewOp>())
+          buffer = view.getSource();
+        auto it = live.find(buffer.getDefiningOp());
         if (it != live.end()) {
           ledger.release(it->second.first, it->second.second);
           live.erase(it);
         }
-      } else if (callee == "zrt_attention_grad") {
-        std::optional<int64_t> batch = arg(9), seq = arg(10), heads = arg(11);
-        if (batch && seq && heads)
-          ledger.attentionStatistics = std::max(
-              ledger.attentionStatistics,
-              zrt_cuda_attention_statistics_bytes(*batch, *heads, *seq));
-      } else if (callee == "zrt_wait") {
-        ledger.release(ZRT_MEM_COMM, stagingOf.lookup(call.getOperand(1)));
-      } else if (std::optional<CollectiveCall> collective =
-                     readCollectiveCall(call, model.worldSize)) {
+      } else if (auto grad = dyn_cast<zrt::AttentionGradOp>(op)) {
+        int64_t seq = grad.getSeqLen();
+        int64_t batch = grad.getQ().getType().getShape()[0] / seq;
+        ledger.attentionStatistics = std::max(
+            ledger.attentionStatistics,
+            zrt_cuda_attention_statistics_bytes(batch, grad.getNumHeads(),
+                                                seq));
+      } else if (auto wait = dyn_cast<zrt::WaitOp>(op)) {
+        ledger.release(ZRT_MEM_COMM, stagingOf.lookup(wait.getHandle()));
+      } else if (auto collective = dyn_cast<zrt::CollectiveOpInterface>(op)) {
         // Blocking and asynchronous forms move the same bytes; a padded
         // all-gather or reduce-scatter holds a staging copy (comm memory)
         // from its start to its wait (at once for the blocking form).
-        ledger.bytes[collective->kind] += collective->trafficBytes;
-        ledger.calls[collective->kind] += 1;
-        ledger.allocate(ZRT_MEM_COMM, collective->stagingBytes);
-        if (collective->async)
-          stagingOf[call.getResult(0)] = collective->stagingBytes;
+        int kind = collective.getCollectiveKind();
+        int64_t staging = collective.getStagingBytes(model.worldSize);
+        ledger.bytes[kind] += collective.getTrafficBytes(model.worldSize);
+        ledger.calls[kind] += 1;
+        ledger.allocate(ZRT_MEM_COMM, staging);
+        if (collective.isAsync())
+          stagingOf[op->getResult(0)] = staging;
         else
-          ledger.release(ZRT_MEM_COMM, collective->stagingBytes);
+          ledger.release(ZRT_MEM_COMM, staging);
       }
-      return WalkResult::advance();
     });
-    return failure(result.wasInterrupted());
   }
 
   /// Model-state bytes per rank by the ZeRO paper (2 + 2 + 12 bytes a

@@ -2,7 +2,6 @@
 #include "passes/RuntimeCalls.h"
 #include "zero/zrt.h"
 
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -80,34 +79,6 @@ Value RuntimeCalls::floatTable(Location loc, StringRef prefix,
                            LLVM::Linkage::Internal, name, data);
   }
   return LLVM::AddressOfOp::create(b, loc, ptrType(), name);
-}
-
-std::optional<CollectiveCall> readCollectiveCall(func::CallOp call,
-                                                 int64_t worldSize) {
-  StringRef callee = call.getCallee();
-  bool async = callee.consume_back("_start");
-  auto arg = [&](unsigned i) {
-    return getConstantIntValue(call.getOperand(i)).value_or(0);
-  };
-  int64_t elementBytes = arg(1) == ZRT_BF16 ? 2 : 4;
-  if (callee == "zrt_all_gather" || callee == "zrt_reduce_scatter") {
-    // (ctx, dtype, in, out, numel, shard_numel)
-    zrt_collective kind =
-        callee == "zrt_all_gather" ? ZRT_ALL_GATHER : ZRT_REDUCE_SCATTER;
-    int64_t numel = arg(4), padded = arg(5) * worldSize;
-    bool staged = numel < padded && worldSize > 1;
-    return CollectiveCall{
-        static_cast<CollectiveCall::Kind>(kind), async,
-        zrt_traffic_elements(kind, numel, arg(5), worldSize) * elementBytes,
-        staged ? padded * elementBytes : 0};
-  }
-  if (callee == "zrt_all_reduce") // (ctx, dtype, x, y, n)
-    return CollectiveCall{
-        CollectiveCall::AllReduce, async,
-        zrt_traffic_elements(ZRT_ALL_REDUCE, arg(4), arg(4), worldSize) *
-            elementBytes,
-        0};
-  return std::nullopt;
 }
 
 } // namespace zero

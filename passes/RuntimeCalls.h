@@ -1,8 +1,8 @@
 //===- RuntimeCalls.h - emitting calls of the libzrt C ABI ------*- C++ -*-===//
 //
-// The lowering's side of include/zero/zrt.h: declares each zrt_* function on
-// first use with the types of its arguments, and builds the constants the
-// calls take.
+// What zero-lower-zrt-to-calls builds calls of include/zero/zrt.h with:
+// declares each zrt_* function on first use with the types of its
+// arguments, and builds the constants the calls take.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZERO_PASSES_RUNTIMECALLS_H
@@ -16,7 +16,6 @@
 
 #include "llvm/ADT/DenseMap.h"
 
-#include <optional>
 #include <string>
 
 namespace zero {
@@ -54,29 +53,6 @@ private:
   unsigned numStrings = 0;
   llvm::DenseMap<mlir::Attribute, std::string> floatTables;
 };
-
-/// A collective call of the lowered program, read back the way libzrt counts
-/// it (runtime/cpu/collectives.cpp): the bytes it moves (an all-gather or
-/// reduce-scatter the padded tensor, an all-reduce twice its buffer) and
-/// the staging copy of the padded tensor a padded all-gather or
-/// reduce-scatter holds as comm memory from its start to its wait.
-struct CollectiveCall {
-  /// zrt.h's collective kinds.
-  enum Kind {
-    AllGather = ZRT_ALL_GATHER,
-    ReduceScatter = ZRT_REDUCE_SCATTER,
-    AllReduce = ZRT_ALL_REDUCE
-  };
-  Kind kind;
-  bool async; // a zrt_*_start: its result is the handle zrt_wait takes
-  int64_t trafficBytes;
-  int64_t stagingBytes;
-};
-
-/// `call` as a collective of a program compiled for `worldSize` ranks, or
-/// nothing when it calls something else.
-std::optional<CollectiveCall> readCollectiveCall(mlir::func::CallOp call,
-                                                 int64_t worldSize);
 
 } // namespace zero
 

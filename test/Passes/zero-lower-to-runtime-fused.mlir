@@ -1,4 +1,4 @@
-// RUN: zero-opt %s --nn-autodiff --zero-adamw --nn-fuse-epilogues --zero-placement="stage=0 world-size=1" --zero-insert-collectives --zero-lower-to-runtime --canonicalize | FileCheck %s
+// RUN: zero-opt %s --nn-autodiff --zero-adamw --nn-fuse-epilogues --zero-placement="stage=0 world-size=1" --zero-insert-collectives --zero-lower-to-runtime --zero-lower-zrt-to-calls --canonicalize | FileCheck %s
 
 // A fused linear layer is one zrt_matmul_bias call: (ctx, dtype, a, b,
 // bias, c, pre_activation, m, n, k, trans_a, trans_b, epilogue). With GELU

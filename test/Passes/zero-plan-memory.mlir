@@ -1,25 +1,25 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-lower-to-runtime --canonicalize --zero-plan-memory | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-lower-to-runtime --canonicalize --zero-plan-memory=alignment=4 | FileCheck %s --check-prefix=ALIGN4
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory=alignment=4 | FileCheck %s --check-prefix=ALIGN4
 
 // Every temporary gets an offset in its category's arena; buffers live at
 // the same time never overlap, and a freed range is reused. The step's
 // arenas per category (param, grad, optimizer, activation, comm, data):
 // CHECK-LABEL: func @zero_program_step
-// CHECK-SAME: zero.arena_bytes = array<i64: 0, 384, 0, 512, 256, 0>
+// CHECK-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 256, 0>
 // The first gathered weight (60 bytes, comm) sits above the 64-byte
 // staging copy of its own padded all-gather, live at the same time.
-// CHECK: %[[W0:.*]] = call @zrt_alloc(%arg0, %c60_i64, %c4_i32) {zero.arena_offset = 64 : i64}
-// CHECK-NEXT: call @zrt_all_gather({{.*}}) {zero.staging_offset = 0 : i64}
-// CHECK-NEXT: call @zrt_alloc(%arg0, %c40_i64, %c3_i32) {zero.arena_offset = 0 : i64}
-// CHECK: call @zrt_free(%arg0, %[[W0]])
+// CHECK: %[[W0:.*]] = zrt.alloc comm {arena_offset = 64 : i64} : memref<3x5xf32>
+// CHECK-NEXT: zrt.all_gather %{{.*}} -> %[[W0]] {staging_offset = 0 : i64}
+// CHECK-NEXT: zrt.alloc activation {arena_offset = 0 : i64} : memref<2x5xf32>
+// CHECK: zrt.free %[[W0]]
 // Once it is freed, the next gathered copy takes its range.
-// CHECK-NEXT: call @zrt_alloc(%arg0, %c20_i64, %c4_i32) {zero.arena_offset = 64 : i64}
+// CHECK-NEXT: zrt.alloc comm {arena_offset = 64 : i64} : memref<5xf32>
 
 // With 4-byte alignment nothing is rounded up to 64: smaller arenas, and
 // the 60-byte weight sits right above its 64-byte staging copy.
 // ALIGN4-LABEL: func @zero_program_step
-// ALIGN4-SAME: zero.arena_bytes = array<i64: 0, 196, 0, 220, 204, 0>
-// ALIGN4: call @zrt_alloc(%arg0, %c60_i64, %c4_i32) {zero.arena_offset = 64 : i64}
+// ALIGN4-SAME: zrt.arena_bytes = array<i64: 0, 196, 0, 220, 204, 0>
+// ALIGN4: zrt.alloc comm {arena_offset = 64 : i64} : memref<3x5xf32>
 
 func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,
                    %w0: tensor<3x5xf32> {nn.param = "h.0.fc.weight"}, %b0: tensor<5xf32> {nn.param = "h.0.fc.bias"},

@@ -12,10 +12,11 @@
 // CHECK: llvm.func @zero_program_describe(%{{.*}}: !llvm.ptr)
 // No op of the nn or zero dialects is left; the step keeps the arena sizes
 // zero-plan-memory computed, and its allocations their offsets.
-// CHECK: llvm.func @zero_program_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {zero.arena_bytes = array<i64: 0, 128, 0, 256, 128, 0>}
+// CHECK: llvm.func @zero_program_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {zrt.arena_bytes = array<i64: 0, 128, 0, 256, 128, 0>}
 // CHECK-NOT: func.func
 // CHECK-NOT: {{(= |^ *)nn\.}}
 // CHECK-NOT: {{(= |^ *)zero\.}}
+// CHECK-NOT: {{(= |^ *)zrt\.}}
 
 // Every pass of the pipeline, in order, is visible on its own.
 // PASSES: IR Dump After SplitBatch (zero-split-batch)
@@ -26,9 +27,13 @@
 // PASSES: IR Dump After ClipGradNorm (zero-clip-grad-norm)
 // PASSES: IR Dump After AccumulateGradients (zero-accumulate-gradients)
 // PASSES: IR Dump After ScheduleOverlap (zero-schedule-overlap)
+// Between the tensor program and the calls, the zrt program on buffers.
 // PASSES: IR Dump After LowerToRuntime (zero-lower-to-runtime)
-// PASSES: IR Dump After Canonicalizer (canonicalize)
+// PASSES: zrt.alloc
 // PASSES: IR Dump After PlanMemory (zero-plan-memory)
+// PASSES: zrt.alloc comm {arena_offset =
+// PASSES: IR Dump After LowerZrtToCalls (zero-lower-zrt-to-calls)
+// PASSES: IR Dump After Canonicalizer (canonicalize)
 // PASSES: IR Dump After {{.*}}(convert-func-to-llvm)
 // PASSES: IR Dump After {{.*}}(convert-arith-to-llvm)
 // PASSES: IR Dump After {{.*}}(reconcile-unrealized-casts)

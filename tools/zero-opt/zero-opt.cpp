@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/nn/NNDialect.h"
 #include "dialects/zero/ZeroDialect.h"
+#include "dialects/zrt/ZrtDialect.h"
 #include "lib/Codegen/Codegen.h"
 #include "lib/Frontend/MLPModel.h"
 #include "lib/Frontend/TransformerModel.h"
@@ -222,7 +223,7 @@ FailureOr<std::string> stagePipelineText() {
   options.keepGatheredUnits = std::vector<std::string>(keepGathered.begin(),
                                                        keepGathered.end());
   options.fuseEpilogues = fuseEpilogues;
-  options.stopAtRuntimeCalls = reporting;
+  options.stopAtZrt = reporting;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "zero-stage-pipeline";
@@ -428,7 +429,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   DialectRegistry registry;
   registry.insert<zero::nn::NNDialect, zero::sharding::ZeroDialect,
-                  func::FuncDialect, arith::ArithDialect, LLVM::LLVMDialect>();
+                  zero::zrt::ZrtDialect, func::FuncDialect, arith::ArithDialect, LLVM::LLVMDialect>();
   zero::registerCodegenTranslations(registry);
   zero::registerAllZeroPasses();
 

@@ -1,0 +1,46 @@
+//===- ZrtDialect.h - the zrt runtime dialect -------------------*- C++ -*-===//
+#ifndef ZERO_DIALECTS_ZRT_ZRTDIALECT_H
+#define ZERO_DIALECTS_ZRT_ZRTDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "zero/zrt.h"
+
+namespace zero::zrt {
+/// Elements of a buffer (a statically shaped memref).
+int64_t getNumElements(mlir::Value buffer);
+/// Bytes of one element of a buffer.
+int64_t getElementBytes(mlir::Value buffer);
+/// Bytes of a buffer.
+int64_t getByteSize(mlir::Value buffer);
+/// The zrt_dtype of a buffer of floats (int32 buffers report f32, as the
+/// runtime knows which arguments are int32).
+zrt_dtype getDType(mlir::Value buffer);
+} // namespace zero::zrt
+
+#include "dialects/zrt/ZrtDialect.h.inc"
+#include "dialects/zrt/ZrtEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/zrt/ZrtAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialects/zrt/ZrtTypes.h.inc"
+
+#include "dialects/zrt/ZrtInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/zrt/ZrtOps.h.inc"
+
+namespace zero::zrt {
+/// Argument attribute of the step's loss output buffer.
+inline constexpr llvm::StringLiteral kLossAttrName = "zrt.loss";
+/// Function attribute: the arena bytes per category zero-plan-memory planned.
+inline constexpr llvm::StringLiteral kArenaBytesAttrName = "zrt.arena_bytes";
+} // namespace zero::zrt
+
+#endif // ZERO_DIALECTS_ZRT_ZRTDIALECT_H

@@ -1,0 +1,53 @@
+//===- ZrtInterfaces.td - interfaces of the zrt dialect ----*- tablegen -*-===//
+#ifndef ZERO_ZRT_INTERFACES
+#define ZERO_ZRT_INTERFACES
+
+include "mlir/IR/OpBase.td"
+
+def Zrt_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::zero::zrt";
+  let description = [{
+    A collective over the data-parallel group, blocking or started
+    asynchronously. It answers what the runtime's ledger will count for it,
+    with the one traffic formula of zrt.h (`zrt_traffic_elements`), so that
+    `zero-report` and `zero-plan-memory` need no rule of their own.
+  }];
+  let methods = [
+    InterfaceMethod<"The collective's kind.", "::zrt_collective",
+                    "getCollectiveKind">,
+    InterfaceMethod<"Elements of the whole tensor (N).", "int64_t",
+                    "getWholeElements">,
+    InterfaceMethod<"Elements of one rank's shard (S; N for an all-reduce).",
+                    "int64_t", "getShardElements">,
+    InterfaceMethod<"The buffer the collective reads.", "::mlir::Value",
+                    "getInput">,
+    InterfaceMethod<"The buffer the collective writes.", "::mlir::Value",
+                    "getOutput">,
+  ];
+  let extraSharedClassDeclaration = [{
+    /// Whether it was started (its result is the handle zrt.wait takes).
+    bool isAsync() { return $_op->getNumResults() == 1; }
+    /// Bytes of one element of the tensor it moves.
+    int64_t getElementBytes() {
+      return ::zero::zrt::getElementBytes($_op.getInput());
+    }
+    /// Bytes this rank is charged for it in a group of `worldSize` ranks.
+    int64_t getTrafficBytes(int64_t worldSize) {
+      return ::zrt_traffic_elements($_op.getCollectiveKind(),
+                                    $_op.getWholeElements(),
+                                    $_op.getShardElements(), worldSize) *
+             getElementBytes();
+    }
+    /// The staging copy of the padded tensor (W * S elements) that an
+    /// all-gather or reduce-scatter of a tensor that does not split evenly
+    /// holds as comm memory from its start to its wait; 0 when none.
+    int64_t getStagingBytes(int64_t worldSize) {
+      if ($_op.getCollectiveKind() == ZRT_ALL_REDUCE || worldSize <= 1)
+        return 0;
+      int64_t padded = $_op.getShardElements() * worldSize;
+      return $_op.getWholeElements() < padded ? padded * getElementBytes() : 0;
+    }
+  }];
+}
+
+#endif // ZERO_ZRT_INTERFACES

@@ -1,0 +1,544 @@
+//===- ZrtOps.td - ops of the zrt dialect ------------------*- tablegen -*-===//
+//
+// One op per entry point of include/zero/zrt.h, with the operands in the
+// order of the C function's pointer arguments. What the C function takes
+// besides (the context, dtypes, element counts, matrix sizes) comes from the
+// buffers' types when zero-lower-zrt-to-calls emits the call, which checks
+// each call against the C prototype at compile time (passes/ZrtToCalls.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_ZRT_OPS
+#define ZERO_ZRT_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "dialects/zrt/ZrtDialect.td"
+include "dialects/zrt/ZrtEnums.td"
+include "dialects/zrt/ZrtInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def Zrt_HandleType : TypeDef<Zrt_Dialect, "Handle"> {
+  let mnemonic = "handle";
+  let summary = "an asynchronous collective in flight";
+  let description = [{
+    What a `zrt.*_start` returns and `zrt.wait` completes, exactly once (the
+    `int64_t` handle of zrt.h).
+  }];
+}
+
+// A buffer: the memory of one tensor, with its shape and element type.
+def Zrt_Buffer : StaticShapeMemRefOf<[F32, BF16, I32]>;
+def Zrt_FloatBuffer : StaticShapeMemRefOf<[F32, BF16]>;
+def Zrt_F32Buffer : StaticShapeMemRefOf<[F32]>;
+def Zrt_IdBuffer : StaticShapeMemRefOf<[I32]>;
+def Zrt_Matrix : ConfinedType<MemRefRankOf<[F32, BF16], [2]>, [HasStaticShapePred],
+    "statically shaped 2-D memref of f32 or bf16", "::mlir::MemRefType">;
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+// Every runtime call reads and writes memory (and the runtime's ledger): no
+// pass may reorder, merge or drop one.
+class Zrt_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Zrt_Dialect, mnemonic,
+         !listconcat(traits, [MemoryEffects<[MemRead, MemWrite]>])>;
+
+//===--- Program description ----------------------------------------------===//
+
+def Zrt_DeclareProgramOp : Zrt_Op<"declare_program"> {
+  let summary = "declares the program: world size, stage, task, data shape";
+  let description = [{
+    `zrt_declare_program` (with this compiler's ABI version). `classify`:
+    `global_batch` rows of `num_features` floats and `num_classes` classes
+    (`seq_len` is 1); `lm`: `global_batch` sequences of `seq_len` tokens,
+    ids below `num_classes`.
+
+    ```mlir
+    zrt.declare_program world_size 2 stage 3 task lm batch 8 x 64 features 0 classes 50257
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$world_size,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<3>]>:$stage,
+                       Zrt_Task:$task, I64Attr:$global_batch,
+                       I64Attr:$seq_len, I64Attr:$num_features,
+                       I64Attr:$num_classes);
+  let assemblyFormat = [{
+    `world_size` $world_size `stage` $stage `task` $task `batch` $global_batch
+    `x` $seq_len `features` $num_features `classes` $num_classes attr-dict
+  }];
+}
+
+def Zrt_DeclareMicroBatchesOp : Zrt_Op<"declare_micro_batches"> {
+  let summary = "declares the micro-batches of one optimizer step";
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$micro_batches);
+  let assemblyFormat = "$micro_batches attr-dict";
+}
+
+def Zrt_DeclareArgOp : Zrt_Op<"declare_arg"> {
+  let summary = "declares one argument of the step";
+  let description = [{
+    `zrt_declare_arg`: argument `index` is `name`, of role `role`; `type` is
+    the whole tensor (at most 4 dimensions) even when the buffer holds only
+    this rank's flat shard (`sharded`). A parameter or master copy starts as
+    `init` with `init_scale` unless loaded by name.
+
+    ```mlir
+    zrt.declare_arg 2 "fc.weight" param sharded init uniform 0.57735 : tensor<3x5xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$index, StrAttr:$name, Zrt_Role:$role,
+                       UnitAttr:$sharded, Zrt_Init:$init, F32Attr:$init_scale,
+                       TypeAttrOf<AnyRankedTensor>:$type);
+  let assemblyFormat = [{
+    $index $name $role (`sharded` $sharded^)? `init` $init $init_scale attr-dict
+    `:` $type
+  }];
+  let hasVerifier = 1;
+}
+
+//===--- Memory ------------------------------------------------------------===//
+
+def Zrt_AllocOp : Zrt_Op<"alloc"> {
+  let summary = "a zero-filled buffer charged to a ledger category";
+  let description = [{
+    `zrt_alloc` of the buffer's bytes. `zero-plan-memory` adds
+    `arena_offset`, the buffer's place in its category's arena.
+
+    ```mlir
+    %0 = zrt.alloc activation : memref<4x5xf32>
+    ```
+  }];
+  let arguments = (ins Zrt_MemCategory:$category,
+                       OptionalAttr<I64Attr>:$arena_offset);
+  let results = (outs Zrt_Buffer:$buffer);
+  let assemblyFormat = "$category attr-dict `:` type($buffer)";
+  let extraClassDeclaration = [{
+    /// The bytes the runtime allocates and charges.
+    int64_t getByteSize() { return ::zero::zrt::getByteSize(getBuffer()); }
+  }];
+}
+
+def Zrt_FreeOp : Zrt_Op<"free"> {
+  let summary = "frees a buffer of zrt.alloc";
+  let arguments = (ins Zrt_Buffer:$buffer);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Zrt_ViewOp : Zrt_Op<"view"> {
+  let summary = "a buffer seen with another shape of the same bytes";
+  let description = [{
+    Where a result takes over the buffer of a value of another type (the
+    same number of bytes), the view gives it the result's type. No call:
+    the view is the same pointer.
+  }];
+  let arguments = (ins Zrt_Buffer:$source);
+  let results = (outs Zrt_Buffer:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def Zrt_CopyOp : Zrt_Op<"copy"> {
+  let summary = "copies bytes between two buffers";
+  let description = [{
+    `zrt_copy` of `bytes` bytes from `src` at byte `src_offset` to `dst` at
+    byte `dst_offset` (the members of a packed bucket, a result into its
+    argument's buffer).
+
+    ```mlir
+    zrt.copy 20 bytes %a[0] to %flat[32] : memref<5xf32>, memref<16xf32>
+    ```
+  }];
+  let arguments = (ins Zrt_Buffer:$src, Zrt_Buffer:$dst, I64Attr:$bytes,
+                       DefaultValuedAttr<I64Attr, "0">:$src_offset,
+                       DefaultValuedAttr<I64Attr, "0">:$dst_offset);
+  let assemblyFormat = [{
+    $bytes `bytes` $src `[` $src_offset `]` `to` $dst `[` $dst_offset `]`
+    attr-dict `:` type($src) `,` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_FillOp : Zrt_Op<"fill"> {
+  let summary = "sets every element of a buffer to a value";
+  let arguments = (ins Zrt_FloatBuffer:$dst, F32Attr:$value);
+  let assemblyFormat = "$dst `with` $value attr-dict `:` type($dst)";
+}
+
+def Zrt_CastOp : Zrt_Op<"cast"> {
+  let summary = "converts a buffer's elements to another float type";
+  let arguments = (ins Zrt_FloatBuffer:$src, Zrt_FloatBuffer:$dst);
+  let assemblyFormat = "$src `->` $dst attr-dict `:` type($src) `->` type($dst)";
+  let hasVerifier = 1;
+}
+
+def Zrt_ShardSliceOp : Zrt_Op<"shard_slice"> {
+  let summary = "this rank's zero-padded flat shard of a whole buffer";
+  let arguments = (ins Zrt_FloatBuffer:$full, Zrt_FloatBuffer:$shard);
+  let assemblyFormat = "$full `->` $shard attr-dict `:` type($full) `->` type($shard)";
+  let hasVerifier = 1;
+}
+
+//===--- Kernels -----------------------------------------------------------===//
+
+def Zrt_MatmulOp : Zrt_Op<"matmul"> {
+  let summary = "c = op(a) op(b)";
+  let description = [{
+    `zrt_matmul`: `a` is m x k (stored k x m with `transpose_a`), `b` is
+    k x n (stored n x k with `transpose_b`), `c` is m x n.
+  }];
+  let arguments = (ins Zrt_Matrix:$a, Zrt_Matrix:$b, Zrt_Matrix:$c,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let assemblyFormat = [{
+    $a `,` $b `->` $c attr-dict `:` type($a) `,` type($b) `->` type($c)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_MatmulBiasOp : Zrt_Op<"matmul_bias"> {
+  let summary = "a linear layer: c = epilogue(op(a) op(b) + bias)";
+  let description = [{
+    `zrt_matmul_bias`: `zrt.matmul`'s product plus `bias` on every row, then
+    the epilogue. With `bias_gelu` the sum before GELU is written to
+    `pre_activation`, which only that epilogue has.
+  }];
+  let arguments = (ins Zrt_Matrix:$a, Zrt_Matrix:$b, Zrt_FloatBuffer:$bias,
+                       Zrt_Matrix:$c, Optional<Zrt_Matrix>:$pre_activation,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       Zrt_Epilogue:$epilogue);
+  let assemblyFormat = [{
+    $a `,` $b `,` $bias `->` $c (`pre` $pre_activation^)? `epilogue` $epilogue
+    attr-dict `:` type($a) `,` type($b) `,` type($bias) `->` type($c)
+    (`,` type($pre_activation)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+// y[r,c] = x[r,c] op v[c], and ops of that shape.
+class Zrt_RowsOp<string mnemonic, string summaryText>
+    : Zrt_Op<mnemonic, [AllTypesMatch<["x", "y"]>]> {
+  let summary = summaryText;
+  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$bias, Zrt_Matrix:$y);
+  let assemblyFormat = "$x `,` $bias `->` $y attr-dict `:` type($x) `,` type($bias)";
+  let hasVerifier = 1;
+}
+def Zrt_BiasAddOp : Zrt_RowsOp<"bias_add", "y[r,c] = x[r,c] + bias[c]">;
+
+def Zrt_SumRowsOp : Zrt_Op<"sum_rows"> {
+  let summary = "y[c] = sum over rows of x[r,c]";
+  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$y);
+  let assemblyFormat = "$x `->` $y attr-dict `:` type($x) `->` type($y)";
+  let hasVerifier = 1;
+}
+
+def Zrt_AddOp : Zrt_Op<"add", [AllTypesMatch<["a", "b", "y"]>]> {
+  let summary = "y = a + b elementwise";
+  let arguments = (ins Zrt_FloatBuffer:$a, Zrt_FloatBuffer:$b, Zrt_FloatBuffer:$y);
+  let assemblyFormat = "$a `,` $b `->` $y attr-dict `:` type($y)";
+}
+
+class Zrt_UnaryOp<string mnemonic, string summaryText>
+    : Zrt_Op<mnemonic, [AllTypesMatch<["x", "y"]>]> {
+  let summary = summaryText;
+  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_FloatBuffer:$y);
+  let assemblyFormat = "$x `->` $y attr-dict `:` type($y)";
+}
+def Zrt_ReluOp : Zrt_UnaryOp<"relu", "y = max(x, 0)">;
+def Zrt_GeluOp : Zrt_UnaryOp<"gelu", "GELU, tanh approximation">;
+
+class Zrt_UnaryGradOp<string mnemonic, string summaryText>
+    : Zrt_Op<mnemonic, [AllTypesMatch<["x", "dy", "dx"]>]> {
+  let summary = summaryText;
+  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_FloatBuffer:$dy,
+                       Zrt_FloatBuffer:$dx);
+  let assemblyFormat = "$x `,` $dy `->` $dx attr-dict `:` type($dx)";
+}
+def Zrt_ReluGradOp : Zrt_UnaryGradOp<"relu_grad", "dx = dy * (x > 0)">;
+def Zrt_GeluGradOp : Zrt_UnaryGradOp<"gelu_grad", "the gradient of zrt.gelu">;
+
+def Zrt_SwigluOp : Zrt_Op<"swiglu", [AllTypesMatch<["gate", "up", "y"]>]> {
+  let summary = "y = silu(gate) * up";
+  let arguments = (ins Zrt_FloatBuffer:$gate, Zrt_FloatBuffer:$up,
+                       Zrt_FloatBuffer:$y);
+  let assemblyFormat = "$gate `,` $up `->` $y attr-dict `:` type($y)";
+}
+
+def Zrt_SwigluGradOp : Zrt_Op<"swiglu_grad",
+    [AllTypesMatch<["gate", "up", "dy", "dgate", "dup"]>]> {
+  let summary = "the gradients of zrt.swiglu";
+  let arguments = (ins Zrt_FloatBuffer:$gate, Zrt_FloatBuffer:$up,
+                       Zrt_FloatBuffer:$dy, Zrt_FloatBuffer:$dgate,
+                       Zrt_FloatBuffer:$dup);
+  let assemblyFormat = [{
+    $gate `,` $up `,` $dy `->` $dgate `,` $dup attr-dict `:` type($dy)
+  }];
+}
+
+def Zrt_SoftmaxXentOp : Zrt_Op<"softmax_xent"> {
+  let summary = "the cross-entropy of softmax(logits) summed, over divisor";
+  let arguments = (ins Zrt_Matrix:$logits, Zrt_IdBuffer:$labels,
+                       Zrt_F32Buffer:$loss, F32Attr:$divisor);
+  let assemblyFormat = [{
+    $logits `,` $labels `->` $loss `divisor` $divisor attr-dict `:`
+    type($logits) `,` type($labels) `->` type($loss)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_SoftmaxXentGradOp : Zrt_Op<"softmax_xent_grad",
+    [AllTypesMatch<["logits", "dlogits"]>]> {
+  let summary = "the gradient of zrt.softmax_xent";
+  let arguments = (ins Zrt_Matrix:$logits, Zrt_IdBuffer:$labels,
+                       Zrt_F32Buffer:$dloss, Zrt_Matrix:$dlogits,
+                       F32Attr:$divisor);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $dloss `->` $dlogits `divisor` $divisor attr-dict
+    `:` type($logits) `,` type($labels) `,` type($dloss)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_EmbeddingOp : Zrt_Op<"embedding"> {
+  let summary = "out[i,:] = table[ids[i],:]";
+  let arguments = (ins Zrt_IdBuffer:$ids, Zrt_Matrix:$table, Zrt_Matrix:$out);
+  let assemblyFormat = [{
+    $ids `,` $table `->` $out attr-dict `:` type($ids) `,` type($table) `->` type($out)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_EmbeddingGradOp : Zrt_Op<"embedding_grad"> {
+  let summary = "dtable[ids[i],:] += dout[i,:] from zero";
+  let arguments = (ins Zrt_IdBuffer:$ids, Zrt_Matrix:$dout, Zrt_Matrix:$dtable);
+  let assemblyFormat = [{
+    $ids `,` $dout `->` $dtable attr-dict `:` type($ids) `,` type($dout) `->` type($dtable)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_LayerNormOp : Zrt_Op<"layer_norm", [AllTypesMatch<["x", "y"]>,
+                                           AllTypesMatch<["gamma", "beta"]>]> {
+  let summary = "row-wise LayerNorm";
+  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$gamma,
+                       Zrt_FloatBuffer:$beta, Zrt_Matrix:$y, F32Attr:$epsilon);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $beta `->` $y `epsilon` $epsilon attr-dict `:` type($x) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_LayerNormGradOp : Zrt_Op<"layer_norm_grad",
+    [AllTypesMatch<["x", "dy", "dx"]>, AllTypesMatch<["gamma", "dgamma", "dbeta"]>]> {
+  let summary = "the gradients of zrt.layer_norm";
+  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$gamma, Zrt_Matrix:$dy,
+                       Zrt_Matrix:$dx, Zrt_FloatBuffer:$dgamma,
+                       Zrt_FloatBuffer:$dbeta, F32Attr:$epsilon);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $dy `->` $dx `,` $dgamma `,` $dbeta `epsilon` $epsilon
+    attr-dict `:` type($x) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_RmsNormOp : Zrt_Op<"rms_norm", [AllTypesMatch<["x", "y"]>]> {
+  let summary = "row-wise RMSNorm";
+  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$gamma, Zrt_Matrix:$y,
+                       F32Attr:$epsilon);
+  let assemblyFormat = [{
+    $x `,` $gamma `->` $y `epsilon` $epsilon attr-dict `:` type($x) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_RmsNormGradOp : Zrt_Op<"rms_norm_grad",
+    [AllTypesMatch<["x", "dy", "dx"]>, AllTypesMatch<["gamma", "dgamma"]>]> {
+  let summary = "the gradients of zrt.rms_norm";
+  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$gamma, Zrt_Matrix:$dy,
+                       Zrt_Matrix:$dx, Zrt_FloatBuffer:$dgamma,
+                       F32Attr:$epsilon);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $dy `->` $dx `,` $dgamma `epsilon` $epsilon attr-dict
+    `:` type($x) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_RopeOp : Zrt_Op<"rope", [AllTypesMatch<["x", "y"]>]> {
+  let summary = "rotary position embedding by a table of frequencies";
+  let description = [{
+    `zrt_rope` on `x` = [batch * `seq_len`, `num_heads` * head_dim] with the
+    head_dim / 2 `inv_freq` the compiler computed (nn.rope); `inverse`
+    rotates back (the gradient).
+  }];
+  let arguments = (ins Zrt_Matrix:$x, Zrt_Matrix:$y,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$seq_len,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_heads,
+                       DenseF32ArrayAttr:$inv_freq, UnitAttr:$inverse);
+  let assemblyFormat = [{
+    $x `->` $y `seq_len` $seq_len `heads` $num_heads `inv_freq` $inv_freq
+    attr-dict `:` type($y)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_AttentionOp : Zrt_Op<"attention", [AllTypesMatch<["q", "out"]>,
+                                           AllTypesMatch<["k", "v"]>]> {
+  let summary = "causal grouped-query attention";
+  let arguments = (ins Zrt_Matrix:$q, Zrt_Matrix:$k, Zrt_Matrix:$v,
+                       Zrt_Matrix:$out,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$seq_len,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_heads,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_kv_heads);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `->` $out `seq_len` $seq_len `heads` $num_heads `kv_heads`
+    $num_kv_heads attr-dict `:` type($q) `,` type($k)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getHeadDim() {
+      return getQ().getType().getShape()[1] / getNumHeads();
+    }
+  }];
+}
+
+def Zrt_AttentionGradOp : Zrt_Op<"attention_grad",
+    [AllTypesMatch<["q", "dout", "dq"]>, AllTypesMatch<["k", "v", "dk", "dv"]>]> {
+  let summary = "the gradients of zrt.attention";
+  let arguments = (ins Zrt_Matrix:$q, Zrt_Matrix:$k, Zrt_Matrix:$v,
+                       Zrt_Matrix:$dout, Zrt_Matrix:$dq, Zrt_Matrix:$dk,
+                       Zrt_Matrix:$dv,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$seq_len,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_heads,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_kv_heads);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $dout `->` $dq `,` $dk `,` $dv `seq_len` $seq_len
+    `heads` $num_heads `kv_heads` $num_kv_heads attr-dict `:` type($q) `,` type($k)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getHeadDim() {
+      return getQ().getType().getShape()[1] / getNumHeads();
+    }
+  }];
+}
+
+def Zrt_SliceColsOp : Zrt_Op<"slice_cols"> {
+  let summary = "y[r, :] = x[r, offset : offset + width of y]";
+  let arguments = (ins Zrt_Matrix:$x, Zrt_Matrix:$y, I64Attr:$offset);
+  let assemblyFormat = [{
+    $x `[` $offset `]` `->` $y attr-dict `:` type($x) `->` type($y)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_SliceColsGradOp : Zrt_Op<"slice_cols_grad"> {
+  let summary = "dx = 0 but for dx[r, offset : offset + width of dy] = dy";
+  let arguments = (ins Zrt_Matrix:$dy, Zrt_Matrix:$dx, I64Attr:$offset);
+  let assemblyFormat = [{
+    $dy `->` $dx `[` $offset `]` attr-dict `:` type($dy) `->` type($dx)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_SumSquaresOp : Zrt_Op<"sum_squares"> {
+  let summary = "out[0] = sum of x[i]^2, in float32";
+  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_F32Buffer:$out);
+  let assemblyFormat = "$x `->` $out attr-dict `:` type($x) `->` type($out)";
+}
+
+def Zrt_ClipCoefficientOp : Zrt_Op<"clip_coefficient"> {
+  let summary = "min(1, max_norm / (sqrt(total_sq) + 1e-6))";
+  let arguments = (ins Zrt_F32Buffer:$total_sq, Zrt_F32Buffer:$max_norm,
+                       Zrt_F32Buffer:$coefficient);
+  let assemblyFormat = [{
+    $total_sq `,` $max_norm `->` $coefficient attr-dict `:` type($total_sq) `,`
+    type($max_norm) `->` type($coefficient)
+  }];
+}
+
+def Zrt_AdamWOp : Zrt_Op<"adamw", [
+    AllTypesMatch<["param", "exp_avg", "exp_avg_sq", "new_param",
+                   "new_exp_avg", "new_exp_avg_sq"]>]> {
+  let summary = "one AdamW update of float32 parameters and moments";
+  let description = [{
+    `zrt_adamw`: the gradient `grad` (its type sets the dtype), scaled by
+    `grad_scale` when present, updates `param`, `exp_avg` and `exp_avg_sq`
+    into the `new_*` buffers (in place when they are the same).
+  }];
+  let arguments = (ins Zrt_F32Buffer:$param, Zrt_FloatBuffer:$grad,
+                       Zrt_F32Buffer:$exp_avg, Zrt_F32Buffer:$exp_avg_sq,
+                       Zrt_F32Buffer:$new_param, Zrt_F32Buffer:$new_exp_avg,
+                       Zrt_F32Buffer:$new_exp_avg_sq, Zrt_F32Buffer:$lr,
+                       Zrt_F32Buffer:$step, Optional<Zrt_F32Buffer>:$grad_scale,
+                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$eps,
+                       F32Attr:$weight_decay);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `->` $new_param `,`
+    $new_exp_avg `,` $new_exp_avg_sq `lr` $lr `step` $step
+    (`scale` $grad_scale^)? attr-dict `:` type($param) `,` type($grad) `,`
+    type($lr) `,` type($step) (`,` type($grad_scale)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+//===--- Collectives -------------------------------------------------------===//
+
+// The blocking collective `mnemonic` and its asynchronous form
+// `mnemonic`_start, which returns the handle zrt.wait completes.
+class Zrt_CollectiveOp<string mnemonic, string kind, string summaryText,
+                       string whole, string shard>
+    : Zrt_Op<mnemonic, [Zrt_CollectiveOpInterface]> {
+  let summary = summaryText;
+  let arguments = (ins Zrt_FloatBuffer:$input, Zrt_FloatBuffer:$output,
+                       OptionalAttr<I64Attr>:$staging_offset);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::zrt_collective getCollectiveKind() { return }] # kind # [{; }
+    int64_t getWholeElements() { return ::zero::zrt::getNumElements(}] # whole # [{); }
+    int64_t getShardElements() { return ::zero::zrt::getNumElements(}] # shard # [{); }
+  }];
+}
+class Zrt_BlockingCollectiveOp<string mnemonic, string kind, string summaryText,
+                               string whole, string shard>
+    : Zrt_CollectiveOp<mnemonic, kind, summaryText, whole, shard> {
+  let assemblyFormat = [{
+    $input `->` $output attr-dict `:` type($input) `->` type($output)
+  }];
+}
+class Zrt_StartCollectiveOp<string mnemonic, string kind, string summaryText,
+                            string whole, string shard>
+    : Zrt_CollectiveOp<mnemonic # "_start", kind, summaryText # ", started",
+                       whole, shard> {
+  let results = (outs Zrt_HandleType:$handle);
+  let assemblyFormat = [{
+    $input `->` $output attr-dict `:` type($input) `->` type($output)
+  }];
+}
+
+multiclass Zrt_Collective<string mnemonic, string kind, string summaryText,
+                          string whole, string shard> {
+  def Op : Zrt_BlockingCollectiveOp<mnemonic, kind, summaryText, whole, shard>;
+  def StartOp : Zrt_StartCollectiveOp<mnemonic, kind, summaryText, whole, shard>;
+}
+
+defm Zrt_AllGather : Zrt_Collective<"all_gather", "ZRT_ALL_GATHER",
+    "gathers every rank's shard into the whole buffer", "getOutput()",
+    "getInput()">;
+defm Zrt_ReduceScatter : Zrt_Collective<"reduce_scatter",
+    "ZRT_REDUCE_SCATTER", "sums a buffer over the ranks, keeps this rank's shard",
+    "getInput()", "getOutput()">;
+defm Zrt_AllReduce : Zrt_Collective<"all_reduce", "ZRT_ALL_REDUCE",
+    "sums a buffer over the ranks", "getInput()", "getInput()">;
+
+def Zrt_WaitOp : Zrt_Op<"wait"> {
+  let summary = "completes a started collective";
+  let arguments = (ins Zrt_HandleType:$handle);
+  let assemblyFormat = "$handle attr-dict";
+}
+
+#endif // ZERO_ZRT_OPS
