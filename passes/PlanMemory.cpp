@@ -15,6 +15,12 @@
 // TFLite's and XLA's arena planners: a few percent above the live-bytes
 // peak on transformer steps, and never below it.
 //
+// The plan binds: each arena becomes a zrt.declare_arena of the
+// description, and the runtime reserves one block per arena and places each
+// zrt.alloc at its offset (zrt_alloc_in_arena). The staging copies of padded
+// collectives are the runtime's own; they are planned apart (`zrt.staging_
+// bytes`), so that the report can state them, and not reserved.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
@@ -77,13 +83,36 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
       return signalPassFailure();
     }
     int64_t worldSize = declaredWorldSize(describe);
+    // The step and the apply function never run at once: they share one
+    // arena per category, of the larger of their two plans.
+    SmallVector<int64_t> arenaBytes(ZRT_MEM_NUM_CATEGORIES, 0);
     for (StringRef name : {"zero_program_step", "zero_program_apply"})
-      if (auto func = module.lookupSymbol<func::FuncOp>(name))
-        plan(func, worldSize);
+      if (auto func = module.lookupSymbol<func::FuncOp>(name)) {
+        SmallVector<int64_t> planned = plan(func, worldSize);
+        for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+          arenaBytes[c] = std::max(arenaBytes[c], planned[c]);
+      }
+    declareArenas(describe, arenaBytes);
   }
 
-  int64_t aligned(int64_t bytes) const {
-    return (bytes + alignment - 1) / alignment * alignment;
+  /// One zrt.declare_arena per category with temporaries, at the end of
+  /// the description (replacing those of an earlier plan).
+  static void declareArenas(func::FuncOp describe,
+                            ArrayRef<int64_t> arenaBytes) {
+    describe.walk([](zrt::DeclareArenaOp old) { old.erase(); });
+    OpBuilder b(describe.getBody().front().getTerminator());
+    for (auto [category, bytes] : llvm::enumerate(arenaBytes))
+      if (bytes > 0)
+        zrt::DeclareArenaOp::create(b, describe.getLoc(),
+                                    static_cast<zrt::MemCategory>(category),
+                                    bytes);
+  }
+
+  /// The range a buffer of `bytes` takes: aligned, and never empty, so
+  /// that no two live buffers share an address.
+  int64_t slot(int64_t bytes) const {
+    return std::max<int64_t>(alignment,
+                             (bytes + alignment - 1) / alignment * alignment);
   }
 
   /// The buffers of `func` with their live intervals.
@@ -124,7 +153,8 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     return buffers;
   }
 
-  void plan(func::FuncOp func, int64_t worldSize) {
+  /// Places the buffers of `func`; returns the arena bytes per category.
+  SmallVector<int64_t> plan(func::FuncOp func, int64_t worldSize) {
     SmallVector<PlannedBuffer> buffers = collect(func, worldSize);
     SmallVector<PlannedBuffer *> order;
     for (PlannedBuffer &buffer : buffers)
@@ -132,35 +162,51 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     llvm::stable_sort(order, [](PlannedBuffer *a, PlannedBuffer *b) {
       return a->bytes > b->bytes;
     });
-    SmallVector<int64_t> arenaBytes(ZRT_MEM_NUM_CATEGORIES, 0);
-    SmallVector<SmallVector<PlannedBuffer *>> placed(ZRT_MEM_NUM_CATEGORIES);
+    // One region per category, and one more for the staging copies of
+    // padded collectives, which the runtime allocates itself.
+    constexpr int kStaging = ZRT_MEM_NUM_CATEGORIES;
+    SmallVector<int64_t> arenaBytes(kStaging + 1, 0);
+    SmallVector<SmallVector<PlannedBuffer *>> placed(kStaging + 1);
     for (PlannedBuffer *buffer : order) {
+      int region = buffer->staging ? kStaging : buffer->category;
       // The buffers already placed that are live at the same time, by
       // offset; take the lowest gap that holds this one.
       SmallVector<PlannedBuffer *> conflicts;
-      for (PlannedBuffer *other : placed[buffer->category])
+      for (PlannedBuffer *other : placed[region])
         if (other->start <= buffer->end && buffer->start <= other->end)
           conflicts.push_back(other);
       llvm::sort(conflicts, [](PlannedBuffer *a, PlannedBuffer *b) {
         return a->offset < b->offset;
       });
-      int64_t offset = 0, size = aligned(buffer->bytes);
+      int64_t offset = 0, size = slot(buffer->bytes);
       for (PlannedBuffer *other : conflicts) {
         if (offset + size <= other->offset)
           break;
-        offset = std::max(offset, other->offset + aligned(other->bytes));
+        offset = std::max(offset, other->offset + slot(other->bytes));
       }
       buffer->offset = offset;
-      placed[buffer->category].push_back(buffer);
-      arenaBytes[buffer->category] =
-          std::max(arenaBytes[buffer->category], offset + size);
+      placed[region].push_back(buffer);
+      arenaBytes[region] = std::max(arenaBytes[region], offset + size);
     }
     Builder b(func.getContext());
     for (PlannedBuffer &buffer : buffers)
       buffer.op->setAttr(buffer.staging ? "staging_offset" : "arena_offset",
                          b.getI64IntegerAttr(buffer.offset));
+    arenaBytes.pop_back();
     func->setAttr(zrt::kArenaBytesAttrName,
                   b.getDenseI64ArrayAttr(arenaBytes));
+    func->setAttr(zrt::kStagingBytesAttrName,
+                  b.getI64IntegerAttr(placedStaging(buffers)));
+    return arenaBytes;
+  }
+
+  /// The bytes the staging copies need at most at once, as placed.
+  int64_t placedStaging(ArrayRef<PlannedBuffer> buffers) const {
+    int64_t bytes = 0;
+    for (const PlannedBuffer &buffer : buffers)
+      if (buffer.staging)
+        bytes = std::max(bytes, buffer.offset + slot(buffer.bytes));
+    return bytes;
   }
 };
 

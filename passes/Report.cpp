@@ -60,6 +60,9 @@ struct Ledger {
 struct Arenas {
   bool planned = false;
   std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> persistent{}, transient{};
+  /// The staging copies of padded collectives: planned, not reserved (the
+  /// runtime allocates them as they run).
+  int64_t staging = 0;
 };
 
 /// The model and placement facts the formulas need.
@@ -104,6 +107,9 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
           for (auto [c, bytes] : llvm::enumerate(planned.asArrayRef()))
             if (c < ZRT_MEM_NUM_CATEGORIES)
               arenas.transient[c] = std::max(arenas.transient[c], bytes);
+          if (auto staging =
+                  body->getAttrOfType<IntegerAttr>(zrt::kStagingBytesAttrName))
+            arenas.staging = std::max(arenas.staging, staging.getInt());
         }
     for (int64_t micro = 0; micro < model.microBatches; ++micro)
       replayBody(step, ledger, model);
@@ -229,7 +235,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                         states, memText, memValue);
     if (a.planned) {
       os << "planned arenas per rank (bytes; arguments + temporaries at "
-            "their planned offsets):\n";
+            "their planned offsets, reserved by the runtime):\n";
       int64_t total = 0;
       for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c) {
         int64_t bytes = a.persistent[c] + a.transient[c];
@@ -239,6 +245,9 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                             a.transient[c]);
       }
       os << llvm::formatv("  {0,-12} {1,16}\n", "total", total);
+      os << llvm::formatv("  and up to {0} bytes of collective staging, which "
+                          "the runtime allocates as padded collectives run\n",
+                          a.staging);
     }
     os << "runtime workspace on the CUDA backend (bytes; not in the "
           "categories):\n";
@@ -284,6 +293,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         {"parameter_bytes", m.paramBytes},
         {"peak_memory_bytes", std::move(memory)},
         {"planned_arena_bytes", std::move(arenas)},
+        {"planned_staging_bytes", a.staging},
         {"cuda_workspace_bytes",
          llvm::json::Object{{"gemm", ZRT_CUDA_GEMM_WORKSPACE_BYTES},
                             {"attention_statistics", l.attentionStatistics}}},

@@ -34,7 +34,6 @@ using namespace zero::zrt_calls;
 
 LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
   auto p = [&](Value buffer) { return emit.ptr(buffer); };
-  Location loc = op->getLoc();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       // Program description.
       .Case([&](DeclareProgramOp d) {
@@ -65,13 +64,20 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
         return success();
       })
       // Memory.
+      .Case([&](DeclareArenaOp arena) {
+        ZRT_CALL(zrt_declare_arena, I32{int32_t(arena.getCategory())},
+                 I64{int64_t(arena.getBytes())});
+        return success();
+      })
       .Case([&](AllocOp alloc) {
-        Value buffer = ZRT_CALL(zrt_alloc, I64{alloc.getByteSize()},
-                                I32{int32_t(alloc.getCategory())});
-        // The planned offset stays visible next to its call.
-        if (auto offset = alloc.getArenaOffsetAttr())
-          buffer.getDefiningOp()->setAttr("zrt.arena_offset", offset);
-        emit.lowered[alloc] = buffer;
+        I64 bytes{alloc.getByteSize()};
+        I32 category{int32_t(alloc.getCategory())};
+        // A planned buffer at its place in the arena; else the allocator's.
+        std::optional<uint64_t> offset = alloc.getArenaOffset();
+        emit.lowered[alloc] =
+            offset ? ZRT_CALL(zrt_alloc_in_arena, bytes, category,
+                              I64{int64_t(*offset)})
+                   : ZRT_CALL(zrt_alloc, bytes, category);
         return success();
       })
       .Case([&](FreeOp free) {

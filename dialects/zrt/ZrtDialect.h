@@ -41,6 +41,10 @@ namespace zero::zrt {
 inline constexpr llvm::StringLiteral kLossAttrName = "zrt.loss";
 /// Function attribute: the arena bytes per category zero-plan-memory planned.
 inline constexpr llvm::StringLiteral kArenaBytesAttrName = "zrt.arena_bytes";
+/// Function attribute: the bytes the staging copies of its padded
+/// collectives need at most at once (the runtime allocates them).
+inline constexpr llvm::StringLiteral kStagingBytesAttrName =
+    "zrt.staging_bytes";
 } // namespace zero::zrt
 
 #endif // ZERO_DIALECTS_ZRT_ZRTDIALECT_H

@@ -101,13 +101,31 @@ def Zrt_DeclareArgOp : Zrt_Op<"declare_arg"> {
   let hasVerifier = 1;
 }
 
+def Zrt_DeclareArenaOp : Zrt_Op<"declare_arena"> {
+  let summary = "declares the arena of a memory category";
+  let description = [{
+    `zrt_declare_arena`: the temporaries of `category` live in one block of
+    `bytes`, at the offsets of their `zrt.alloc`s. `zero-plan-memory` adds
+    one per category that has temporaries; the runtime reserves the block
+    before the first step.
+
+    ```mlir
+    zrt.declare_arena activation 1048576
+    ```
+  }];
+  let arguments = (ins Zrt_MemCategory:$category,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bytes);
+  let assemblyFormat = "$category $bytes attr-dict";
+}
+
 //===--- Memory ------------------------------------------------------------===//
 
 def Zrt_AllocOp : Zrt_Op<"alloc"> {
   let summary = "a zero-filled buffer charged to a ledger category";
   let description = [{
     `zrt_alloc` of the buffer's bytes. `zero-plan-memory` adds
-    `arena_offset`, the buffer's place in its category's arena.
+    `arena_offset`, the buffer's place in its category's arena
+    (`zrt.declare_arena`); the buffer is then `zrt_alloc_in_arena` there.
 
     ```mlir
     %0 = zrt.alloc activation : memref<4x5xf32>

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 6
+#define ZRT_ABI_VERSION 7
 
 typedef struct zrt_context zrt_context;
 
@@ -169,6 +169,20 @@ void zero_program_apply(zrt_context *ctx, void **args);
  * `category`. Never returns NULL: failure stops the job with a message. */
 void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category);
 void zrt_free(zrt_context *ctx, void *ptr);
+
+/* The compiler's memory plan (zero-plan-memory), binding: the temporaries of
+ * `category` live at planned offsets in one block of `bytes`, its arena.
+ * zero_program_describe declares each arena once; the runtime allocates the
+ * block then (one allocation per arena, on a device too), before the first
+ * step. The step and apply functions share it (they never run at once). */
+void zrt_declare_arena(zrt_context *ctx, int32_t category, int64_t bytes);
+/* A temporary at its planned place: `bytes` at `offset` of the arena of
+ * `category`, zero-filled and charged to the ledger as zrt_alloc does; freed
+ * with zrt_free (which gives the range back to the plan, not to the
+ * allocator). A range outside the declared arena stops the job with a
+ * message. */
+void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes, int32_t category,
+                         int64_t offset);
 
 /*===--- Kernels (CPU backend: OpenBLAS + plain loops) --------------------===*
  * `dtype` is the element type of every float tensor argument of the kernel

@@ -85,13 +85,19 @@ void destroyContext(zrt_context *ctx) {
     ctx->deviceRuntime->synchronize();
   warnUnwaited(ctx);
   ctx->commQueue.reset();
-  for (auto &entry : ctx->allocations) {
+  auto release = [&](void *ptr) {
     if (ctx->deviceRuntime)
-      ctx->deviceRuntime->release(entry.first);
+      ctx->deviceRuntime->release(ptr);
     else
-      std::free(entry.first);
-  }
+      std::free(ptr);
+  };
+  for (auto &entry : ctx->allocations)
+    if (!entry.second.inArena)
+      release(entry.first);
   ctx->allocations.clear();
+  for (zrt_context::Arena &arena : ctx->arenas)
+    if (arena.base)
+      release(arena.base);
   ctx->device = nullptr;
   ctx->deviceRuntime.reset();
   if (ctx->comm != MPI_COMM_NULL)

@@ -98,8 +98,20 @@ struct zrt_context {
   struct Allocation {
     int64_t bytes;
     int32_t category;
+    /// Placed in its category's arena (zrt_alloc_in_arena): freeing it
+    /// gives the range back to the plan, not to the allocator.
+    bool inArena = false;
   };
   std::unordered_map<void *, Allocation> allocations;
+  /// The compiler's arenas (zrt_declare_arena), one block per category.
+  struct Arena {
+    char *base = nullptr;
+    int64_t bytes = 0;
+    /// The highest byte a temporary reached: the plan's size when every
+    /// planned buffer ran.
+    int64_t used = 0;
+  };
+  Arena arenas[ZRT_MEM_NUM_CATEGORIES];
   /// Staging buffers of padded collectives in flight, by handle: allocated
   /// by the start and freed by the wait (cpu/collectives.cpp).
   std::unordered_map<int64_t, void *> stagingByHandle;

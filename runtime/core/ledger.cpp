@@ -25,6 +25,12 @@ void printLedger(zrt_context *ctx) {
   values.push_back(maxOverRanks(ctx, ledger.peakTotal));
   for (int k = 0; k < NumCollectiveKinds; ++k)
     values.push_back(maxOverRanks(ctx, ctx->collectives.bytes[k]));
+  // The compiler's arenas: reserved (the plan) and the highest byte used.
+  std::vector<int64_t> reserved, used;
+  for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c) {
+    reserved.push_back(maxOverRanks(ctx, ctx->arenas[c].bytes));
+    used.push_back(maxOverRanks(ctx, ctx->arenas[c].used));
+  }
   // A device backend's own memory (GEMM workspace, scratch) is none of the
   // compiler's categories: shown apart, so that those stay comparable with
   // its predictions. Every rank runs the same backend, so all reduce or none.
@@ -42,6 +48,10 @@ void printLedger(zrt_context *ctx) {
                 (long long)values[c]);
   std::printf("memory peak total: %lld bytes\n",
               (long long)values[ZRT_MEM_NUM_CATEGORIES]);
+  for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+    if (reserved[c])
+      std::printf("memory arena %s: %lld bytes reserved, %lld used\n",
+                  categoryName(c), (long long)reserved[c], (long long)used[c]);
   if (ctx->deviceRuntime) {
     int64_t total = 0;
     std::string parts;

@@ -11,6 +11,11 @@
 // it, and the ledger is charged exactly as on the CPU, so the compiler's
 // predictions are checked alike on both backends.
 //
+// A compiled program declares one arena per category (zero-plan-memory's
+// plan) and places its temporaries in them (zrt_alloc_in_arena): one block
+// per arena, so the memory a rank holds is the plan, fragmentation
+// included. zrt_alloc serves what has no planned place.
+//
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
@@ -62,6 +67,69 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
   return ptr;
 }
 
+extern "C" void zrt_declare_arena(zrt_context *ctx, int32_t category,
+                                  int64_t bytes) {
+  if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
+    fatal("zrt_declare_arena: invalid memory category %d", category);
+  zrt_context::Arena &arena = ctx->arenas[category];
+  if (arena.base)
+    fatal("zrt_declare_arena: the %s arena is declared twice",
+          categoryName(category));
+  if (bytes <= 0)
+    fatal("zrt_declare_arena: the %s arena has %lld bytes; expected a "
+          "positive size",
+          categoryName(category), (long long)bytes);
+  int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  DeviceRuntime *device = ctx->deviceRuntime.get();
+  void *base = device ? device->allocate(rounded)
+                      : std::aligned_alloc(kAlignment, rounded);
+  if (!base)
+    fatal("zrt_declare_arena: out of memory reserving the %s arena of %lld "
+          "bytes (%lld bytes already allocated)",
+          categoryName(category), (long long)bytes,
+          (long long)ctx->ledger.currentTotal);
+  arena.base = static_cast<char *>(base);
+  arena.bytes = bytes;
+}
+
+extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
+                                    int32_t category, int64_t offset) {
+  if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
+    fatal("zrt_alloc_in_arena: invalid memory category %d", category);
+  zrt_context::Arena &arena = ctx->arenas[category];
+  if (bytes < 0 || offset < 0 || offset % kAlignment ||
+      offset + bytes > arena.bytes)
+    fatal("zrt_alloc_in_arena: %lld bytes at offset %lld are not inside the "
+          "%s arena of %lld bytes (zrt_declare_arena), or the offset is not "
+          "%lld-byte aligned: the program's memory plan is corrupt",
+          (long long)bytes, (long long)offset, categoryName(category),
+          (long long)arena.bytes, (long long)kAlignment);
+  char *ptr = arena.base + offset;
+  // Zero-filled, as zrt_alloc's memory: a packed bucket's padding relies
+  // on it. On a device the fill is queued after every earlier kernel, so
+  // the range's previous tenant is done with it.
+  if (bytes % 2)
+    fatal("zrt_alloc_in_arena: %lld bytes is no whole number of elements",
+          (long long)bytes);
+  if (ctx->device)
+    zrt_fill(ctx, ZRT_BF16, ptr, bytes / 2, 0.0f);
+  else
+    std::memset(ptr, 0, bytes);
+  std::lock_guard<std::mutex> lock(ctx->memoryMutex);
+  zrt_context::Allocation &slot = ctx->allocations[ptr];
+  if (slot.bytes || slot.inArena)
+    fatal("zrt_alloc_in_arena: offset %lld of the %s arena is still held by "
+          "a live buffer: the program's memory plan is corrupt",
+          (long long)offset, categoryName(category));
+  slot = {bytes, category, /*inArena=*/true};
+  charge(ctx->ledger, category, bytes);
+  // As the plan counts a buffer: its aligned range, never empty.
+  int64_t range = std::max<int64_t>(
+      kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  arena.used = std::max(arena.used, std::min(offset + range, arena.bytes));
+  return ptr;
+}
+
 extern "C" void zrt_free(zrt_context *ctx, void *ptr) {
   if (!ptr)
     return;
@@ -71,7 +139,10 @@ extern "C" void zrt_free(zrt_context *ctx, void *ptr) {
     fatal("zrt_free: %p was not returned by zrt_alloc (or was freed twice)",
           ptr);
   charge(ctx->ledger, it->second.category, -it->second.bytes);
+  bool inArena = it->second.inArena;
   ctx->allocations.erase(it);
+  if (inArena)
+    return; // The range goes back to the plan.
   if (ctx->deviceRuntime)
     ctx->deviceRuntime->release(ptr);
   else

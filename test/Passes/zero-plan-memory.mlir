@@ -2,24 +2,34 @@
 // RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory=alignment=4 | FileCheck %s --check-prefix=ALIGN4
 
 // Every temporary gets an offset in its category's arena; buffers live at
-// the same time never overlap, and a freed range is reused. The step's
-// arenas per category (param, grad, optimizer, activation, comm, data):
+// the same time never overlap, and a freed range is reused. The plan binds:
+// the description declares each arena the runtime reserves (the larger of
+// the step's and the apply function's), per category with temporaries.
+// CHECK-LABEL: func @zero_program_describe
+// CHECK: zrt.declare_arena grad 384
+// CHECK-NEXT: zrt.declare_arena activation 512
+// CHECK-NEXT: zrt.declare_arena comm 128
+// CHECK-NEXT: return
+// The step's arenas per category (param, grad, optimizer, activation, comm,
+// data), and the staging copies of its padded collectives (the runtime's,
+// planned apart: two 64-byte copies overlap at most).
 // CHECK-LABEL: func @zero_program_step
-// CHECK-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 256, 0>
-// The first gathered weight (60 bytes, comm) sits above the 64-byte
-// staging copy of its own padded all-gather, live at the same time.
-// CHECK: %[[W0:.*]] = zrt.alloc comm {arena_offset = 64 : i64} : memref<3x5xf32>
+// CHECK-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0>, zrt.staging_bytes = 128 : i64
+// The first gathered weight (60 bytes, comm) and its all-gather's staging
+// copy, each at the start of its own region.
+// CHECK: %[[W0:.*]] = zrt.alloc comm {arena_offset = 0 : i64} : memref<3x5xf32>
 // CHECK-NEXT: zrt.all_gather %{{.*}} -> %[[W0]] {staging_offset = 0 : i64}
 // CHECK-NEXT: zrt.alloc activation {arena_offset = 0 : i64} : memref<2x5xf32>
 // CHECK: zrt.free %[[W0]]
 // Once it is freed, the next gathered copy takes its range.
-// CHECK-NEXT: zrt.alloc comm {arena_offset = 64 : i64} : memref<5xf32>
+// CHECK-NEXT: zrt.alloc comm {arena_offset = 0 : i64} : memref<5xf32>
+// The second activation is live with the first: the next 64 bytes.
+// CHECK: zrt.alloc activation {arena_offset = 64 : i64} : memref<2x5xf32>
 
-// With 4-byte alignment nothing is rounded up to 64: smaller arenas, and
-// the 60-byte weight sits right above its 64-byte staging copy.
+// With 4-byte alignment nothing is rounded up to 64: smaller arenas.
+// ALIGN4: zrt.declare_arena grad 196
 // ALIGN4-LABEL: func @zero_program_step
-// ALIGN4-SAME: zrt.arena_bytes = array<i64: 0, 196, 0, 220, 204, 0>
-// ALIGN4: zrt.alloc comm {arena_offset = 64 : i64} : memref<3x5xf32>
+// ALIGN4-SAME: zrt.arena_bytes = array<i64: 0, 196, 0, 220, 100, 0>
 
 func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,
                    %w0: tensor<3x5xf32> {nn.param = "h.0.fc.weight"}, %b0: tensor<5xf32> {nn.param = "h.0.fc.bias"},

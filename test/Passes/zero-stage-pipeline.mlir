@@ -10,9 +10,11 @@
 // CHECK-DAG: llvm.func @zrt_wait(
 // CHECK-DAG: llvm.func @zrt_adamw(
 // CHECK: llvm.func @zero_program_describe(%{{.*}}: !llvm.ptr)
-// No op of the nn or zero dialects is left; the step keeps the arena sizes
-// zero-plan-memory computed, and its allocations their offsets.
-// CHECK: llvm.func @zero_program_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {zrt.arena_bytes = array<i64: 0, 128, 0, 256, 128, 0>}
+// No op of the nn, zero or zrt dialects is left; the step keeps the arena
+// sizes zero-plan-memory computed, and its temporaries are placed in them.
+// CHECK: llvm.call @zrt_declare_arena(
+// CHECK: llvm.func @zero_program_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {zrt.arena_bytes = array<i64: 0, 128, 0, 256, 64, 0>}
+// CHECK: llvm.call @zrt_alloc_in_arena(
 // CHECK-NOT: func.func
 // CHECK-NOT: {{(= |^ *)nn\.}}
 // CHECK-NOT: {{(= |^ *)zero\.}}

@@ -18,6 +18,14 @@ func.func @declare_program_stage() {
 
 // -----
 
+func.func @declare_arena_empty() {
+  // expected-error @+1 {{'zrt.declare_arena' op attribute 'bytes' failed to satisfy constraint}}
+  zrt.declare_arena comm 0
+  return
+}
+
+// -----
+
 func.func @free_argument(%a: memref<4xf32>) {
   // expected-error @+1 {{'zrt.free' op frees a buffer that no zrt.alloc returned}}
   zrt.free %a : memref<4xf32>

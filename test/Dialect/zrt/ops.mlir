@@ -13,6 +13,8 @@ func.func @describe() {
   zrt.declare_arg 0 "tokens" tokens init zeros 0.0 : tensor<128xi32>
   // CHECK-NEXT: zrt.declare_arg 1 "h.0.w" param sharded init normal 2.000000e-02 : tensor<6x4xbf16>
   zrt.declare_arg 1 "h.0.w" param sharded init normal 0.02 : tensor<6x4xbf16>
+  // CHECK-NEXT: zrt.declare_arena activation 4096
+  zrt.declare_arena activation 4096
   return
 }
 

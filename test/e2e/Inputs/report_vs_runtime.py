@@ -5,9 +5,11 @@
 
 For each ZeRO stage S and world size N, asks `zero-opt ARGS --stage=S
 --world-size=N --report=json` for the predicted peak bytes per memory
-category and bytes and calls per collective per step, runs the compiled
-program for K steps under `CMD N`, and requires the runtime's ledger to equal
-the prediction exactly (traffic: K times the per-step prediction).
+category, the planned arenas, and bytes and calls per collective per step,
+runs the compiled program for K steps under `CMD N`, and requires the
+runtime's ledger to equal the prediction exactly (traffic: K times the
+per-step prediction), and each arena the runtime reserved, and the range its
+temporaries used, to equal the plan.
 """
 import argparse
 import json
@@ -18,6 +20,7 @@ import subprocess
 import sys
 
 PEAK = re.compile(r"^memory peak (\w+): (\d+) bytes$")
+ARENA = re.compile(r"^memory arena (\w+): (\d+) bytes reserved, (\d+) used$")
 COMM = re.compile(r"^comm (\w+): (\d+) bytes in (\d+) calls$")
 
 
@@ -50,10 +53,12 @@ def main():
         if run.returncode != 0:
             sys.exit(f"FAIL stage {stage} world size {world}: exit "
                      f"{run.returncode}\n{run.stdout}{run.stderr}")
-        measured, comm = {}, {}
+        measured, comm, arenas = {}, {}, {}
         for line in run.stdout.splitlines():
             if m := PEAK.match(line):
                 measured[m.group(1)] = int(m.group(2))
+            if m := ARENA.match(line):
+                arenas[m.group(1)] = (int(m.group(2)), int(m.group(3)))
             if m := COMM.match(line):
                 comm[m.group(1)] = (int(m.group(2)), int(m.group(3)))
         predicted = report["peak_memory_bytes"]
@@ -65,15 +70,25 @@ def main():
             if comm.get(kind) != want:
                 wrong.append(f"comm {kind}: predicted {want} (bytes, calls), "
                              f"measured {comm.get(kind)}")
+        # The plan binds: the runtime reserves each planned arena, and the
+        # program's temporaries fill it to the last byte.
+        for category, planned in report["planned_arena_bytes"].items():
+            want = planned["temporaries"]
+            got = arenas.get(category, (0, 0))
+            if got != (want, want):
+                wrong.append(f"arena {category}: planned {want}, reserved and "
+                             f"used {got}")
         if wrong:
             failures += 1
             print(f"FAIL stage {stage} world size {world}: " + "; ".join(wrong))
             continue
         states = sum(predicted[k] for k in ("param", "grad", "optimizer"))
         total = sum(report["traffic_bytes_per_step"].values())
+        reserved = sum(p["temporaries"]
+                       for p in report["planned_arena_bytes"].values())
         print(f"stage {stage} world size {world}: measured = predicted: peak "
               f"{predicted['total']} bytes (model states {states}), "
-              f"{total} bytes moved per step")
+              f"{total} bytes moved per step, arenas {reserved} bytes")
     if failures:
         sys.exit(1)
 
