@@ -8,7 +8,7 @@
 //
 // `zrt-kernel-tests --fault=NAME` instead triggers one error path (bad-label,
 // bad-id, bad-dtype, bad-epilogue, gelu-without-pre-activation, huge-alloc,
-// bad-free) so lit can check the message and
+// bad-free, outside-arena, arena-overlap) so lit can check the message and
 // the exit code; `--bench-attention` times attention at a GPT-2 head shape.
 //
 //===----------------------------------------------------------------------===//
@@ -100,6 +100,13 @@ static int runFault(const std::string &fault) {
   } else if (fault == "bad-free") {
     int notAllocated;
     zrt_free(ctx, &notAllocated);
+  } else if (fault == "outside-arena") {
+    zrt_declare_arena(ctx, ZRT_MEM_COMM, 256);
+    zrt_alloc_in_arena(ctx, 128, ZRT_MEM_COMM, 192);
+  } else if (fault == "arena-overlap") {
+    zrt_declare_arena(ctx, ZRT_MEM_COMM, 256);
+    zrt_alloc_in_arena(ctx, 64, ZRT_MEM_COMM, 64);
+    zrt_alloc_in_arena(ctx, 64, ZRT_MEM_COMM, 64);
   } else {
     std::fprintf(stderr, "unknown fault '%s'\n", fault.c_str());
     return 2;
