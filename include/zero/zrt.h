@@ -190,153 +190,17 @@ void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes, int32_t category,
  * float32. "In place allowed" means an output may alias the input named.
  *===----------------------------------------------------------------------===*/
 
-/* c[m,n] = op(a)[m,k] * op(b)[k,n]; op transposes when trans_* != 0 (a is
- * then stored k x m, b stored n x k). float32 accumulation. */
-void zrt_matmul(zrt_context *ctx, int32_t dtype, const void *a, const void *b,
-                void *c, int64_t m, int64_t n, int64_t k, int32_t trans_a,
-                int32_t trans_b);
 /* What zrt_matmul_bias does after the product. */
 typedef enum zrt_epilogue {
   ZRT_EPILOGUE_BIAS = 0,     /* c = op(a) op(b) + bias                   */
   ZRT_EPILOGUE_BIAS_GELU = 1 /* pre = op(a) op(b) + bias, c = gelu(pre) */
 } zrt_epilogue;
-/* A linear layer (nn.matmul_bias, nn.matmul_bias_gelu): the product with
- * zrt_matmul's conventions, plus bias[n] on every row, then the epilogue's
- * activation (zrt_gelu's tanh GELU). With ZRT_EPILOGUE_BIAS_GELU the sum
- * before GELU is also written to pre_activation ([m,n]), which GELU's
- * gradient reads; with ZRT_EPILOGUE_BIAS pre_activation must be NULL.
- * On the GPU one GEMM with a fused epilogue; on the CPU zrt_matmul,
- * zrt_bias_add and zrt_gelu in sequence (the same results as those calls). */
-void zrt_matmul_bias(zrt_context *ctx, int32_t dtype, const void *a,
-                     const void *b, const void *bias, void *c,
-                     void *pre_activation, int64_t m, int64_t n, int64_t k,
-                     int32_t trans_a, int32_t trans_b, int32_t epilogue);
-/* y[r,c] = x[r,c] + bias[c]. In place allowed (y == x). */
-void zrt_bias_add(zrt_context *ctx, int32_t dtype, const void *x,
-                  const void *bias, void *y, int64_t rows, int64_t cols);
-/* y[c] = sum_r x[r,c] (the gradient of a bias). */
-void zrt_sum_rows(zrt_context *ctx, int32_t dtype, const void *x, void *y,
-                  int64_t rows, int64_t cols);
-/* y = a + b, elementwise. In place allowed (y == a or y == b). */
-void zrt_add(zrt_context *ctx, int32_t dtype, const void *a, const void *b,
-             void *y, int64_t n);
-void zrt_relu(zrt_context *ctx, int32_t dtype, const void *x, void *y,
-              int64_t n);
-/* dx = dy * (x > 0). In place allowed (dx == dy). */
-void zrt_relu_grad(zrt_context *ctx, int32_t dtype, const void *x,
-                   const void *dy, void *dx, int64_t n);
-/* GELU, tanh approximation (as GPT-2):
- * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
-void zrt_gelu(zrt_context *ctx, int32_t dtype, const void *x, void *y,
-              int64_t n);
-/* In place allowed (dx == dy). */
-void zrt_gelu_grad(zrt_context *ctx, int32_t dtype, const void *x,
-                   const void *dy, void *dx, int64_t n);
-/* y = silu(gate) * up, silu(g) = g * sigmoid(g) (Llama's MLP). */
-void zrt_swiglu(zrt_context *ctx, int32_t dtype, const void *gate,
-                const void *up, void *y, int64_t n);
-void zrt_swiglu_grad(zrt_context *ctx, int32_t dtype, const void *gate,
-                     const void *up, const void *dy, void *dgate, void *dup,
-                     int64_t n);
-/* loss[0] = sum_r (logsumexp(logits[r,:]) - logits[r, labels[r]]) / divisor.
- * A label outside [0, cols) stops the job with a message. loss is float32. */
-void zrt_softmax_xent(zrt_context *ctx, int32_t dtype, const void *logits,
-                      const int32_t *labels, float *loss, int64_t rows,
-                      int64_t cols, float divisor);
-/* dlogits[r,c] = dloss[0] * (softmax(logits[r,:])[c] - (c == labels[r]))
- *                / divisor. dloss is float32. */
-void zrt_softmax_xent_grad(zrt_context *ctx, int32_t dtype,
-                           const void *logits, const int32_t *labels,
-                           const float *dloss, void *dlogits, int64_t rows,
-                           int64_t cols, float divisor);
-/* out[i,:] = table[ids[i],:] for i < n; table is vocab x dim. An id outside
- * [0, vocab) stops the job with a message naming the row and the id. */
-void zrt_embedding(zrt_context *ctx, int32_t dtype, const int32_t *ids,
-                   const void *table, void *out, int64_t n, int64_t vocab,
-                   int64_t dim);
-/* dtable = 0, then dtable[ids[i],:] += dout[i,:] (float32 accumulation). */
-void zrt_embedding_grad(zrt_context *ctx, int32_t dtype, const int32_t *ids,
-                        const void *dout, void *dtable, int64_t n,
-                        int64_t vocab, int64_t dim);
-/* Row-wise LayerNorm: y = (x - mean) / sqrt(var + eps) * gamma + beta
- * (biased variance, as torch.nn.LayerNorm). */
-void zrt_layer_norm(zrt_context *ctx, int32_t dtype, const void *x,
-                    const void *gamma, const void *beta, void *y, int64_t rows,
-                    int64_t cols, float eps);
-/* Recomputes the row statistics; writes dx, dgamma, dbeta (the last two
- * summed over rows). */
-void zrt_layer_norm_grad(zrt_context *ctx, int32_t dtype, const void *x,
-                         const void *gamma, const void *dy, void *dx,
-                         void *dgamma, void *dbeta, int64_t rows, int64_t cols,
-                         float eps);
-/* Row-wise RMSNorm (Llama): y = x / sqrt(mean(x^2) + eps) * gamma. */
-void zrt_rms_norm(zrt_context *ctx, int32_t dtype, const void *x,
-                  const void *gamma, void *y, int64_t rows, int64_t cols,
-                  float eps);
-void zrt_rms_norm_grad(zrt_context *ctx, int32_t dtype, const void *x,
-                       const void *gamma, const void *dy, void *dx,
-                       void *dgamma, int64_t rows, int64_t cols, float eps);
-/* Rotary position embedding on x = [batch*seq, heads*head_dim], as Hugging
- * Face Llama (rotate_half: element i pairs with i + head_dim/2 within each
- * head; angle pos * inv_freq[i] in float32, pos = row % seq). inv_freq is
- * head_dim/2 float32 frequencies in host memory, read during the call: the
- * compiler computes them (base and scaling, nn.rope). `inverse` != 0
- * rotates by the negative angle: the gradient. In place allowed. */
-void zrt_rope(zrt_context *ctx, int32_t dtype, const void *x, void *y,
-              int64_t batch, int64_t seq, int64_t heads, int64_t head_dim,
-              const float *inv_freq, int32_t inverse);
-/* Causal scaled-dot-product attention with grouped-query heads.
- * q: [batch*seq, heads*head_dim]; k, v: [batch*seq, kv_heads*head_dim];
- * query head h reads kv head h / (heads / kv_heads); scale 1/sqrt(head_dim).
- * out: [batch*seq, heads*head_dim]. No T x T matrix is kept. */
-void zrt_attention(zrt_context *ctx, int32_t dtype, const void *q,
-                   const void *k, const void *v, void *out, int64_t batch,
-                   int64_t seq, int64_t heads, int64_t kv_heads,
-                   int64_t head_dim);
-/* Gradients of zrt_attention (recomputing the softmax row by row). */
-void zrt_attention_grad(zrt_context *ctx, int32_t dtype, const void *q,
-                        const void *k, const void *v, const void *dout,
-                        void *dq, void *dk, void *dv, int64_t batch,
-                        int64_t seq, int64_t heads, int64_t kv_heads,
-                        int64_t head_dim);
-/* y[r, 0..size) = x[r, offset..offset+size) for r < rows; x has cols
- * columns (the query, key and value blocks of a fused projection). */
-void zrt_slice_cols(zrt_context *ctx, int32_t dtype, const void *x, void *y,
-                    int64_t rows, int64_t cols, int64_t offset, int64_t size);
-/* The gradient of zrt_slice_cols: dx = 0 but for
- * dx[r, offset..offset+size) = dy[r, 0..size); dx has cols columns. */
-void zrt_slice_cols_grad(zrt_context *ctx, int32_t dtype, const void *dy,
-                         void *dx, int64_t rows, int64_t cols, int64_t offset,
-                         int64_t size);
-/* dst = src converted from src_dtype to dst_dtype (bf16: round to nearest
- * even). */
-void zrt_cast(zrt_context *ctx, int32_t src_dtype, int32_t dst_dtype,
-              const void *src, void *dst, int64_t n);
-/* out[0] = sum_i x[i]^2, in float32. */
-void zrt_sum_squares(zrt_context *ctx, int32_t dtype, const void *x,
-                     float *out, int64_t n);
-/* coef[0] = max_norm[0] > 0 ? min(1, max_norm / (sqrt(total_sq) + 1e-6)) : 1
- * (torch.nn.utils.clip_grad_norm_). */
-void zrt_clip_coefficient(zrt_context *ctx, const float *total_sq,
-                          const float *max_norm, float *coef);
-/* Decoupled-weight-decay Adam (Loshchilov & Hutter), as torch.optim.AdamW,
- * on float32 parameters (or master weights) p and moments m, v, with the
- * gradient g of type `grad_dtype` scaled by grad_scale[0] (NULL means 1):
- *   g = g * scale; p <- p - lr*wd*p; m <- b1 m + (1-b1) g; v <- b2 v + (1-b2) g^2
- *   p <- p - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
- * lr and t (the 1-based step, as float) are read from 1-element buffers.
- * p_out/m_out/v_out may equal p/m/v (in place). */
-void zrt_adamw(zrt_context *ctx, int32_t grad_dtype, const float *p,
-               const void *g, const float *m, const float *v, float *p_out,
-               float *m_out, float *v_out, int64_t n, const float *lr,
-               const float *step, const float *grad_scale, float beta1,
-               float beta2, float eps, float weight_decay);
-void zrt_copy(zrt_context *ctx, const void *src, void *dst, int64_t bytes);
-void zrt_fill(zrt_context *ctx, int32_t dtype, void *dst, int64_t n,
-              float value);
-/* shard[0..S) = this rank's slice of full[0..numel), zero padded. */
-void zrt_shard_slice(zrt_context *ctx, int32_t dtype, const void *full,
-                     void *shard, int64_t numel, int64_t shard_numel);
+
+/* Every kernel, declared from the catalogue (zrt_kernels.def: the contract
+ * of each is the comment above its line there). */
+#define ZRT_KERNEL(name, backend_name, params) void zrt_##name params;
+#include "zrt_kernels.def"
+#undef ZRT_KERNEL
 
 /*===--- Collectives over the data-parallel group (MPI on the CPU) --------===*
  * bf16 tensors travel as bf16 (2 bytes an element); sums of bf16 accumulate

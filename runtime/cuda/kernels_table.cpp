@@ -4,8 +4,8 @@
 // context here. The CUDA kernels (kernels.h) take the zrt_* arguments in the
 // same order, so the table holds them directly, one per line of the kernel
 // catalogue (zero/zrt_kernels.def): each entry is typed as the zrt_*
-// function it stands for, and a kernel missing or whose signature drifted
-// from zrt.h stops this file from compiling. The emulated device
+// function it stands for, and kernels.h declares each CUDA kernel from the
+// same line, so a signature cannot drift and a kernel missing does not link. The emulated device
 // (tests/emulation/emulated_device.h) uses the same table.
 //
 //===----------------------------------------------------------------------===//
@@ -14,12 +14,11 @@
 
 namespace zrt::cuda {
 
-/// Every catalogue entry (zero/zrt_kernels.def) filled with its kernel:
-/// a kernel missing from kernels.h, or one whose signature differs from
-/// zrt.h's, does not compile.
+/// Every catalogue entry (zero/zrt_kernels.def) filled with its kernel,
+/// declared from the same line (kernels.h): a kernel missing does not link.
 static DeviceKernels makeTable() {
   DeviceKernels kernels{};
-#define ZRT_KERNEL(name, backendName) kernels.name = cuda::backendName;
+#define ZRT_KERNEL(name, backendName, params) kernels.name = cuda::backendName;
 #include "zero/zrt_kernels.def"
 #undef ZRT_KERNEL
   return kernels;
