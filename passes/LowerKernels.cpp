@@ -39,10 +39,45 @@ private:
     return b.getF32FloatAttr(value.convertToFloat());
   }
 
+  nn::SoftmaxCrossEntropyGradOp fusedGradient(nn::SoftmaxCrossEntropyOp loss);
+  nn::SoftmaxCrossEntropyOp fusedLoss(nn::SoftmaxCrossEntropyGradOp grad);
   LogicalResult lowerConstant(arith::ConstantOp constant);
   LogicalResult lowerCast(nn::CastOp castOp);
   LogicalResult lowerAdamW(nn::AdamWOp update);
 };
+
+/// The gradient `loss` is computed together with (zrt.softmax_xent_fused,
+/// at the gradient's place): the nn.softmax_cross_entropy_grad of the same
+/// logits, labels and divisor after it, when nothing reads the loss before
+/// that gradient. The loss's buffer is still allocated at the loss, so
+/// memory is charged as without the fusion.
+nn::SoftmaxCrossEntropyGradOp
+KernelLowering::fusedGradient(nn::SoftmaxCrossEntropyOp loss) {
+  for (Operation *user : loss.getLogits().getUsers()) {
+    auto grad = dyn_cast<nn::SoftmaxCrossEntropyGradOp>(user);
+    if (!grad || grad->getBlock() != loss->getBlock() ||
+        grad.getLabels() != loss.getLabels() ||
+        int64_t(grad.getDivisor()) != loss.getEffectiveDivisor() ||
+        l.positionOf(grad) < l.positionOf(loss))
+      continue;
+    unsigned at = l.positionOf(grad);
+    if (llvm::none_of(loss->getUsers(), [&](Operation *reader) {
+          return l.positionOf(reader) <= at;
+        }))
+      return grad;
+  }
+  return {};
+}
+
+/// The loss `grad` is computed together with, if any (fusedGradient).
+nn::SoftmaxCrossEntropyOp
+KernelLowering::fusedLoss(nn::SoftmaxCrossEntropyGradOp grad) {
+  for (Operation *user : grad.getLogits().getUsers())
+    if (auto loss = dyn_cast<nn::SoftmaxCrossEntropyOp>(user))
+      if (fusedGradient(loss) == grad)
+        return loss;
+  return {};
+}
 
 LogicalResult KernelLowering::lowerConstant(arith::ConstantOp constant) {
   auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
@@ -164,17 +199,25 @@ std::optional<LogicalResult> KernelLowering::lower(Operation *op) {
       })
       .Case([&](nn::SoftmaxCrossEntropyOp loss) {
         Value y = out(loss);
-        zrt::SoftmaxXentOp::create(
-            b, loc, buf(loss.getLogits()), buf(loss.getLabels()), y,
-            b.getF32FloatAttr(loss.getEffectiveDivisor()));
+        // Fused with its gradient, the loss is written there.
+        if (!fusedGradient(loss))
+          zrt::SoftmaxXentOp::create(
+              b, loc, buf(loss.getLogits()), buf(loss.getLabels()), y,
+              b.getF32FloatAttr(loss.getEffectiveDivisor()));
         return success();
       })
       .Case([&](nn::SoftmaxCrossEntropyGradOp grad) {
         Value dLogits = out(grad);
-        zrt::SoftmaxXentGradOp::create(
-            b, loc, buf(grad.getLogits()), buf(grad.getLabels()),
-            buf(grad.getLossGrad()), dLogits,
-            b.getF32FloatAttr(grad.getDivisor()));
+        if (nn::SoftmaxCrossEntropyOp loss = fusedLoss(grad))
+          zrt::SoftmaxXentFusedOp::create(
+              b, loc, buf(grad.getLogits()), buf(grad.getLabels()),
+              buf(grad.getLossGrad()), buf(loss), dLogits,
+              b.getF32FloatAttr(grad.getDivisor()));
+        else
+          zrt::SoftmaxXentGradOp::create(
+              b, loc, buf(grad.getLogits()), buf(grad.getLabels()),
+              buf(grad.getLossGrad()), dLogits,
+              b.getF32FloatAttr(grad.getDivisor()));
         return success();
       })
       .Case([&](nn::EmbeddingOp lookup) {

@@ -97,6 +97,13 @@ std::optional<LogicalResult> lowerKernelCall(CallEmitter &emit, Operation *op) {
                  dim(x.getLogits(), 1), f32(x.getDivisor()));
         return Result(success());
       })
+      .Case([&](SoftmaxXentFusedOp x) {
+        ZRT_CALL(zrt_softmax_xent_fused, dtype(x.getLogits()),
+                 p(x.getLogits()), p(x.getLabels()), p(x.getDloss()),
+                 p(x.getLoss()), p(x.getDlogits()), dim(x.getLogits(), 0),
+                 dim(x.getLogits(), 1), f32(x.getDivisor()));
+        return Result(success());
+      })
       .Case([&](EmbeddingOp e) {
         ZRT_CALL(zrt_embedding, dtype(e.getOut()), p(e.getIds()),
                  p(e.getTable()), p(e.getOut()), numel(e.getIds()),

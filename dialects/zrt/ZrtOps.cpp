@@ -157,6 +157,13 @@ LogicalResult SoftmaxXentGradOp::verify() {
   return checkElements(*this, "the loss gradient", getDloss(), 1);
 }
 
+LogicalResult SoftmaxXentFusedOp::verify() {
+  if (failed(verifyLossShapes(*this, getLogits(), getLabels())) ||
+      failed(checkElements(*this, "the loss gradient", getDloss(), 1)))
+    return failure();
+  return checkElements(*this, "the loss", getLoss(), 1);
+}
+
 LogicalResult EmbeddingOp::verify() {
   if (shapeOf(getOut())[1] != shapeOf(getTable())[1])
     return emitOpError("expects rows of the table's width");

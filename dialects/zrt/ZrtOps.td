@@ -321,6 +321,30 @@ def Zrt_SoftmaxXentGradOp : Zrt_Op<"softmax_xent_grad",
   let hasVerifier = 1;
 }
 
+def Zrt_SoftmaxXentFusedOp : Zrt_Op<"softmax_xent_fused",
+    [AllTypesMatch<["logits", "dlogits"]>]> {
+  let summary = "the loss and its gradient in one pass over the logits";
+  let description = [{
+    `zrt_softmax_xent_fused`: `loss` as `zrt.softmax_xent` and `dlogits` as
+    `zrt.softmax_xent_grad` with `dloss`, bit for bit, each row's
+    log-sum-exp computed once. `zero-lower-to-runtime` uses it where the step
+    reads the loss only after its gradient.
+
+    ```mlir
+    zrt.softmax_xent_fused %logits, %labels, %dloss -> %loss, %dlogits divisor 64.0 : memref<64x50257xbf16>, memref<64xi32>, memref<f32>, memref<f32>
+    ```
+  }];
+  let arguments = (ins Zrt_Matrix:$logits, Zrt_IdBuffer:$labels,
+                       Zrt_F32Buffer:$dloss, Zrt_F32Buffer:$loss,
+                       Zrt_Matrix:$dlogits, F32Attr:$divisor);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $dloss `->` $loss `,` $dlogits `divisor` $divisor
+    attr-dict `:` type($logits) `,` type($labels) `,` type($dloss) `,`
+    type($loss)
+  }];
+  let hasVerifier = 1;
+}
+
 def Zrt_EmbeddingOp : Zrt_Op<"embedding"> {
   let summary = "out[i,:] = table[ids[i],:]";
   let arguments = (ins Zrt_IdBuffer:$ids, Zrt_Matrix:$table, Zrt_Matrix:$out);

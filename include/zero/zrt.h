@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 7
+#define ZRT_ABI_VERSION 8
 
 typedef struct zrt_context zrt_context;
 

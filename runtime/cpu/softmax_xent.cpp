@@ -1,5 +1,8 @@
 //===- softmax_xent.cpp - Softmax cross-entropy forward and backward ------===//
 //
+// zrt_softmax_xent_fused does both in one pass over each row, with the same
+// arithmetic, for a step that reads the loss only after its gradient.
+//
 // Both directions subtract the row maximum before exponentiating, so large
 // logits cannot overflow. Row sums accumulate in double: the loss is a sum
 // over the whole local batch and should not depend on its size for accuracy.
@@ -85,5 +88,38 @@ extern "C" void zrt_softmax_xent_grad(zrt_context *ctx, int32_t dtype,
         store(out, c, (float)(scale * (p - (c == labels[r] ? 1.0 : 0.0))));
       }
     }
+  });
+}
+
+extern "C" void zrt_softmax_xent_fused(zrt_context *ctx, int32_t dtype,
+                                       const void *logits,
+                                       const int32_t *labels,
+                                       const float *dloss, float *loss,
+                                       void *dlogits, int64_t rows,
+                                       int64_t cols, float divisor) {
+  TraceScope trace(ctx, "softmax_xent_fused");
+  ZRT_ON_DEVICE(softmax_xent_fused, ctx, dtype, logits, labels, dloss, loss,
+                dlogits, rows, cols, divisor);
+  checkLabels("zrt_softmax_xent_fused", labels, rows, cols);
+  dispatchDtype("zrt_softmax_xent_fused", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    double scale = (double)dloss[0] / divisor;
+    double total = 0.0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const T *row = (const T *)logits + r * cols;
+      T *out = (T *)dlogits + r * cols;
+      float max;
+      double logSum;
+      rowLogSumExp(row, cols, max, logSum);
+      // The loss reads the label's logit before the gradient overwrites it
+      // (dlogits may alias logits); both are zrt_softmax_xent's and
+      // zrt_softmax_xent_grad's expressions.
+      total += (double)max + logSum - (double)load(row, labels[r]);
+      for (int64_t c = 0; c < cols; ++c) {
+        double p = std::exp((double)(load(row, c) - max) - logSum);
+        store(out, c, (float)(scale * (p - (c == labels[r] ? 1.0 : 0.0))));
+      }
+    }
+    loss[0] = (float)(total / divisor);
   });
 }

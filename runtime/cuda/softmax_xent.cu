@@ -10,7 +10,7 @@
 // divides by `divisor`: deterministic, no float atomics. The backward pass
 // re-reads the row (mostly from L2) to write the gradient; each element is
 // read before it is written by the same thread, so dlogits may alias logits
-// as on the CPU.
+// as on the CPU. The fused kernel does both from one (max, sum) per row.
 //
 // A label outside [0, cols) is recorded with reportDeviceError and its row
 // skipped (no loss, gradient row left untouched); the runtime stops the job
@@ -65,6 +65,28 @@ void softmaxXentGrad(zrt_context *ctx, int32_t dtype, const void *logits,
                  static_cast<T *>(dlogits), rows, cols, divisor,
                  deviceErrorSlot(ctx));
     ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent_grad");
+  });
+}
+
+void softmaxXentFused(zrt_context *ctx, int32_t dtype, const void *logits,
+                      const int32_t *labels, const float *dloss, float *loss,
+                      void *dlogits, int64_t rows, int64_t cols,
+                      float divisor) {
+  dispatchDtype("zrt_softmax_xent_fused", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    cudaStream_t stream = computeStream(ctx);
+    const int64_t liveRows = std::max<int64_t>(rows, 0);
+    Scratch rowLoss(ctx, liveRows * sizeof(double));
+    if (liveRows > 0) {
+      launchKernel(xentFusedKernel<T>, rowBlocks(liveRows), kRowThreads, 0,
+                   stream, static_cast<const T *>(logits), labels, dloss,
+                   rowLoss.as<double>(), static_cast<T *>(dlogits), liveRows,
+                   cols, divisor, deviceErrorSlot(ctx));
+      ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent_fused");
+    }
+    launchKernel(xentTotalKernel, 1, kFinalThreads, 0, stream,
+                 rowLoss.as<double>(), liveRows, divisor, loss);
+    ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent_fused");
   });
 }
 

@@ -134,6 +134,39 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
+/// xentRowKernel's row loss and xentGradKernel's gradient from one
+/// (max, sum) per row: thread 0 reads the label's logit before any thread
+/// writes the row's gradient (dlogits may alias logits).
+template <typename T>
+__global__ void __launch_bounds__(kRowThreads)
+    xentFusedKernel(const T *logits, const int32_t *labels, const float *dloss,
+                    double *rowLoss, T *dlogits, int64_t rows, int64_t cols,
+                    float divisor, DeviceError *errors) {
+  const float scale = (float)((double)dloss[0] / (double)divisor);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int32_t label = labels[r];
+    if (label < 0 || label >= cols) {
+      if (threadIdx.x == 0) {
+        reportDeviceError(errors, kLabelOutOfRange, r, label, cols);
+        rowLoss[r] = 0.0;
+      }
+      continue;
+    }
+    const T *row = logits + r * cols;
+    T *out = dlogits + r * cols;
+    MaxSum ms = rowMaxSum(row, cols);
+    if (threadIdx.x == 0)
+      rowLoss[r] =
+          (double)ms.max + log((double)ms.sum) - (double)load(row, label);
+    __syncthreads();
+    const float invSum = 1.0f / ms.sum;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      float p = expf(load(row, c) - ms.max) * invSum;
+      store(out, c, scale * (p - (c == label ? 1.0f : 0.0f)));
+    }
+  }
+}
+
 /// The grid of the row kernels: a block per row, strided beyond
 /// kMaxRowBlocks.
 inline unsigned rowBlocks(int64_t rows) {

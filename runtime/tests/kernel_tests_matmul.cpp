@@ -140,6 +140,20 @@ void testSoftmaxXent(zrt_context *ctx, Checker &check, int32_t dtype) {
                         logitsT.data(), rows, cols, divisor);
   check.expectTrue("softmax_xent_grad" + suffix + " in place",
                    logitsT.values() == grad);
+
+  // The fused kernel: the loss and the gradient of the two kernels above,
+  // bit for bit, also writing the gradient over the logits.
+  Tensor freshT(dtype, logits), fusedGradT(dtype, rows * cols);
+  float fusedLoss = NAN;
+  zrt_softmax_xent_fused(ctx, dtype, freshT.data(), labels.data(), &dloss,
+                         &fusedLoss, fusedGradT.data(), rows, cols, divisor);
+  check.expectTrue("softmax_xent_fused" + suffix + " = softmax_xent + grad",
+                   fusedLoss == loss && fusedGradT.values() == grad);
+  fusedLoss = NAN;
+  zrt_softmax_xent_fused(ctx, dtype, freshT.data(), labels.data(), &dloss,
+                         &fusedLoss, freshT.data(), rows, cols, divisor);
+  check.expectTrue("softmax_xent_fused" + suffix + " in place",
+                   fusedLoss == loss && freshT.values() == grad);
   if (dtype != ZRT_F32)
     return;
 

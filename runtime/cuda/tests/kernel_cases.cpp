@@ -566,6 +566,16 @@ void testSoftmaxXent(Harness &h, Shapes shapes) {
                                       dlogits, s.rows, s.cols, divisor);
                 return std::vector<void *>{dlogits};
               });
+      // Both in one pass, the gradient written over the logits.
+      h.close("softmax_xent_fused" + suffix, tol(dtype, kReduction),
+              [&](zrt_context *ctx, Buffers &buf) {
+                float *loss = static_cast<float *>(buf.nans(ZRT_F32, 1));
+                void *inPlace = buf.floats(dtype, logits);
+                zrt_softmax_xent_fused(ctx, dtype, inPlace, buf.ints(labels),
+                                       buf.scalar(dloss), loss, inPlace,
+                                       s.rows, s.cols, divisor);
+                return std::vector<void *>{loss, inPlace};
+              });
     }
 }
 

@@ -146,6 +146,14 @@ func.func @softmax_xent_grad_dloss(%logits: memref<4x6xf32>, %labels: memref<4xi
 
 // -----
 
+func.func @softmax_xent_fused_loss(%logits: memref<4x6xf32>, %labels: memref<4xi32>, %dloss: memref<f32>, %loss: memref<2xf32>) {
+  // expected-error @+1 {{'zrt.softmax_xent_fused' op the loss has 2 elements, expected 1}}
+  zrt.softmax_xent_fused %logits, %labels, %dloss -> %loss, %logits divisor 4.0 : memref<4x6xf32>, memref<4xi32>, memref<f32>, memref<2xf32>
+  return
+}
+
+// -----
+
 func.func @embedding_width(%ids: memref<4xi32>, %table: memref<9x5xf32>, %out: memref<4x6xf32>) {
   // expected-error @+1 {{'zrt.embedding' op expects rows of the table's width}}
   zrt.embedding %ids, %table -> %out : memref<4xi32>, memref<9x5xf32> -> memref<4x6xf32>

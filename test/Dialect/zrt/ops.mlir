@@ -72,6 +72,8 @@ func.func @kernels(%a: memref<5x4xf32>, %b: memref<6x5xf32>, %bias: memref<6xf32
   zrt.softmax_xent %c, %ids -> %loss divisor 8.0 : memref<4x6xf32>, memref<4xi32> -> memref<f32>
   // CHECK: zrt.softmax_xent_grad {{.*}} divisor 8.000000e+00 : memref<4x6xf32>, memref<4xi32>, memref<f32>
   zrt.softmax_xent_grad %c, %ids, %loss -> %pre divisor 8.0 : memref<4x6xf32>, memref<4xi32>, memref<f32>
+  // CHECK: zrt.softmax_xent_fused {{.*}} divisor 8.000000e+00 : memref<4x6xf32>, memref<4xi32>, memref<f32>, memref<f32>
+  zrt.softmax_xent_fused %c, %ids, %loss -> %loss, %c divisor 8.0 : memref<4x6xf32>, memref<4xi32>, memref<f32>, memref<f32>
   // CHECK: zrt.embedding {{.*}} : memref<4xi32>, memref<9x6xf32> -> memref<4x6xf32>
   zrt.embedding %ids, %table -> %c : memref<4xi32>, memref<9x6xf32> -> memref<4x6xf32>
   // CHECK: zrt.embedding_grad {{.*}} : memref<4xi32>, memref<4x6xf32> -> memref<9x6xf32>
