@@ -173,8 +173,8 @@ void zrt_free(zrt_context *ctx, void *ptr);
 /* The compiler's memory plan (zero-plan-memory), binding: the temporaries of
  * `category` live at planned offsets in one block of `bytes`, its arena.
  * zero_program_describe declares each arena once; the runtime allocates the
- * block then (one allocation per arena, on a device too), before the first
- * step. The step and apply functions share it (they never run at once). */
+ * block (one allocation per arena, the backend's memory) at its first
+ * buffer. The step and apply functions share it (they never run at once). */
 void zrt_declare_arena(zrt_context *ctx, int32_t category, int64_t bytes);
 /* A temporary at its planned place: `bytes` at `offset` of the arena of
  * `category`, zero-filled and charged to the ledger as zrt_alloc does; freed

@@ -5,6 +5,7 @@
 #include "core/trace.h"
 #include "cpu/comm_queue.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -42,7 +43,21 @@ zrt_context *createContext(MPI_Comm comm) {
   ZRT_MPI_CHECK(MPI_Comm_rank(ctx->comm, &ctx->rank));
   ZRT_MPI_CHECK(MPI_Comm_size(ctx->comm, &ctx->worldSize));
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true);
+  ctx->commQueue->setTimeout(collectiveTimeoutSeconds());
   return ctx;
+}
+
+double collectiveTimeoutSeconds() {
+  const char *text = std::getenv("ZRT_COLLECTIVE_TIMEOUT_S");
+  if (!text || !*text)
+    return 300;
+  char *end = nullptr;
+  double seconds = std::strtod(text, &end);
+  if (*end || !std::isfinite(seconds) || seconds <= 0)
+    fatal("ZRT_COLLECTIVE_TIMEOUT_S must be a positive number of seconds, "
+          "got '%s'",
+          text);
+  return seconds;
 }
 
 zrt_context *createLocalContext(int rank, int worldSize) {

@@ -155,6 +155,10 @@ void destroyContext(zrt_context *ctx);
 /// comes after this, so MPI never sees two threads at once.
 void quiesceComm(zrt_context *ctx);
 
+/// How long a rank waits for a collective before it stops the job
+/// (ZRT_COLLECTIVE_TIMEOUT_S, default 300 s; --collective-timeout sets it).
+double collectiveTimeoutSeconds();
+
 /// ceil(numel / worldSize): the element count of one shard.
 int64_t shardNumel(int64_t numel, int64_t worldSize);
 

@@ -20,6 +20,7 @@
 #include "core/flags.h"
 #include "core/ledger.h"
 #include "core/program.h"
+#include "cpu/comm_queue.h"
 #include "core/trace.h"
 
 #include <chrono>
@@ -186,6 +187,12 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
     if (ctx->rank == 0)
       std::fputs(usage(argc > 0 ? argv[0] : "program").c_str(), stdout);
     leaveAll(ctx, "", ExitOk);
+  }
+  if (options.collectiveTimeout > 0) {
+    ctx->commQueue->setTimeout(options.collectiveTimeout);
+    // The CUDA backend, chosen below, reads its watchdog from here too.
+    setenv("ZRT_COLLECTIVE_TIMEOUT_S",
+           std::to_string(options.collectiveTimeout).c_str(), 1);
   }
 
   describe(ctx);

@@ -40,6 +40,9 @@ std::string usage(const char *program) {
          "                       kernels and collectives (ui.perfetto.dev) "
          "and\n"
          "                       print how much collective time was exposed\n"
+         "  --collective-timeout=S  seconds a rank waits for a collective\n"
+         "                       before it stops the job, naming it (default\n"
+         "                       300, or ZRT_COLLECTIVE_TIMEOUT_S)\n"
          "  --device=D           where the kernels run: auto (default),\n"
          "                       cpu or cuda (one GPU per rank); auto is\n"
          "                       cuda when libzrt has the CUDA backend and\n"
@@ -97,7 +100,8 @@ static bool isPathFlag(const std::string &flag) {
 
 static bool isValueFlag(const std::string &flag) {
   return flag == "--steps" || flag == "--lr" || flag == "--seed" ||
-         flag == "--clip-grad-norm" || flag == "--device" || isPathFlag(flag);
+         flag == "--clip-grad-norm" || flag == "--device" ||
+         flag == "--collective-timeout" || isPathFlag(flag);
 }
 
 static bool parseDevice(const std::string &text, DeviceChoice &out) {
@@ -144,6 +148,11 @@ static bool applyValue(const std::string &flag, const std::string &value,
   } else if (flag == "--lr") {
     ok = parseNonNegative(value, options.lr);
     expected = "a non-negative number";
+  } else if (flag == "--collective-timeout") {
+    float seconds = 0;
+    ok = parseNonNegative(value, seconds) && seconds > 0;
+    options.collectiveTimeout = seconds;
+    expected = "a positive number of seconds";
   } else {
     ok = parseSeed(value, options.seed);
     expected = "a non-negative integer";

@@ -20,6 +20,9 @@ struct Options {
   std::string save;     // safetensors to write after the last step
   std::string trace;    // Chrome trace JSON to write after the last step
   DeviceChoice device = DeviceChoice::Auto; // --device
+  /// --collective-timeout: seconds a rank waits for a collective before it
+  /// stops the job; 0 when not given (ZRT_COLLECTIVE_TIMEOUT_S or 300 s).
+  double collectiveTimeout = 0;
   bool quietMemory = false;
   bool help = false;
   /// Hidden, for tests: print the batches of the first --steps steps as

@@ -72,24 +72,33 @@ extern "C" void zrt_declare_arena(zrt_context *ctx, int32_t category,
   if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
     fatal("zrt_declare_arena: invalid memory category %d", category);
   zrt_context::Arena &arena = ctx->arenas[category];
-  if (arena.base)
+  if (arena.bytes)
     fatal("zrt_declare_arena: the %s arena is declared twice",
           categoryName(category));
   if (bytes <= 0)
     fatal("zrt_declare_arena: the %s arena has %lld bytes; expected a "
           "positive size",
           categoryName(category), (long long)bytes);
-  int64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  // Reserved at its first buffer: the program is described before the
+  // backend is chosen, and the block must be the backend's memory.
+  arena.bytes = bytes;
+}
+
+/// The block of `arena` (of `category`), reserved on first use.
+static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
+                       int32_t category) {
+  if (arena.base)
+    return arena.base;
+  int64_t rounded = (arena.bytes + kAlignment - 1) / kAlignment * kAlignment;
   DeviceRuntime *device = ctx->deviceRuntime.get();
   void *base = device ? device->allocate(rounded)
                       : std::aligned_alloc(kAlignment, rounded);
   if (!base)
-    fatal("zrt_declare_arena: out of memory reserving the %s arena of %lld "
+    fatal("zrt_alloc_in_arena: out of memory reserving the %s arena of %lld "
           "bytes (%lld bytes already allocated)",
-          categoryName(category), (long long)bytes,
+          categoryName(category), (long long)arena.bytes,
           (long long)ctx->ledger.currentTotal);
-  arena.base = static_cast<char *>(base);
-  arena.bytes = bytes;
+  return arena.base = static_cast<char *>(base);
 }
 
 extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
@@ -104,7 +113,7 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
           "%lld-byte aligned: the program's memory plan is corrupt",
           (long long)bytes, (long long)offset, categoryName(category),
           (long long)arena.bytes, (long long)kAlignment);
-  char *ptr = arena.base + offset;
+  char *ptr = arenaBase(ctx, arena, category) + offset;
   // Zero-filled, as zrt_alloc's memory: a packed bucket's padding relies
   // on it. On a device the fill is queued after every earlier kernel, so
   // the range's previous tenant is done with it.

@@ -5,6 +5,7 @@
 #include "core/trace.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace zrt {
 
@@ -55,6 +56,27 @@ int64_t CommQueue::start(CommOp op) {
   return handle;
 }
 
+template <typename Ready>
+void CommQueue::waitUntil(std::unique_lock<std::mutex> &lock,
+                          const char *waiter, Ready ready) {
+  if (timeoutSeconds <= 0) {
+    done.wait(lock, ready);
+    return;
+  }
+  if (done.wait_for(lock, std::chrono::duration<double>(timeoutSeconds),
+                    ready))
+    return;
+  // A rank that stalls (stopped, stuck in a read, deadlocked) leaves every
+  // other rank inside the collective: say which, and end the job.
+  std::string what = runningHandle ? runningWhat : "the next collective";
+  long long handle = runningHandle ? runningHandle : completed + 1;
+  lock.unlock();
+  fatal("%s: %s (collective %lld of this rank) did not complete within %g s "
+        "(--collective-timeout / ZRT_COLLECTIVE_TIMEOUT_S): another rank has "
+        "stalled, died or started a different collective",
+        waiter, what.c_str(), handle, timeoutSeconds);
+}
+
 void CommQueue::wait(int64_t handle, Tracer *tracer) {
   std::unique_lock<std::mutex> lock(mutex);
   if (handle <= 0 || handle >= nextHandle) {
@@ -71,7 +93,7 @@ void CommQueue::wait(int64_t handle, Tracer *tracer) {
   if (completed >= handle)
     return;
   int64_t begin = tracer ? tracer->now() : 0;
-  done.wait(lock, [&] { return completed >= handle; });
+  waitUntil(lock, "zrt_wait", [&] { return completed >= handle; });
   lock.unlock();
   if (tracer)
     tracer->record(Tracer::Compute, "wait", "wait", begin, tracer->now());
@@ -79,7 +101,8 @@ void CommQueue::wait(int64_t handle, Tracer *tracer) {
 
 void CommQueue::drain() {
   std::unique_lock<std::mutex> lock(mutex);
-  done.wait(lock, [&] { return completed == nextHandle - 1; });
+  waitUntil(lock, "the collectives still running",
+            [&] { return completed == nextHandle - 1; });
 }
 
 std::vector<int64_t> CommQueue::unwaited() const {
@@ -100,10 +123,13 @@ void CommQueue::loop() {
       return; // stopping, and nothing left to run
     auto [handle, op] = std::move(pending.front());
     pending.pop_front();
+    runningHandle = handle;
+    runningWhat = op.what;
     lock.unlock();
     execute(op);
     lock.lock();
     completed = handle;
+    runningHandle = 0;
     done.notify_all();
   }
 }

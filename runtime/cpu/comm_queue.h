@@ -42,6 +42,8 @@ struct CommOp {
   int64_t countedBytes = 0;
   /// Where to record the execution interval; null when tracing is off.
   Tracer *tracer = nullptr;
+  /// What it is, for the watchdog's message ("all_gather of 1536 bytes").
+  std::string what;
 };
 
 class CommQueue {
@@ -70,7 +72,17 @@ public:
   /// Handles started and never waited for, in order.
   std::vector<int64_t> unwaited() const;
 
+  /// The watchdog: a wait() or drain() that blocks longer than `seconds`
+  /// (> 0) stops the job with a message naming the collective that did not
+  /// complete; 0 waits forever.
+  void setTimeout(double seconds) { timeoutSeconds = seconds; }
+
 private:
+  /// Blocks on `done` until `ready()`, or stops the job after the timeout,
+  /// naming `waiter` and the collective that is still running.
+  template <typename Ready>
+  void waitUntil(std::unique_lock<std::mutex> &lock, const char *waiter,
+                 Ready ready);
   void loop();
   static void execute(CommOp &op);
 
@@ -83,6 +95,10 @@ private:
   /// Collectives complete in handle order: every handle up to this one has.
   int64_t completed = 0;
   bool stopping = false;
+  double timeoutSeconds = 0;
+  /// The collective the thread is running (0: none), and what it is.
+  int64_t runningHandle = 0;
+  std::string runningWhat;
   std::thread thread;
 };
 

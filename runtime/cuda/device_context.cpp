@@ -17,6 +17,7 @@
 
 #include "cuda/device_context.h"
 #include "core/check.h"
+#include "core/context.h"
 #include "cuda/backend.h"
 #include "cuda/cuda_check.h"
 
@@ -32,11 +33,13 @@ namespace zrt::cuda {
 
 //===--- Setting up and tearing down --------------------------------------===//
 
-/// ZRT_NCCL_TIMEOUT_S: how long a synchronisation may wait (default 300 s).
+/// ZRT_NCCL_TIMEOUT_S: how long a synchronisation may wait; else the
+/// collective watchdog of every backend (--collective-timeout,
+/// ZRT_COLLECTIVE_TIMEOUT_S, default 300 s).
 static double readTimeout() {
   const char *text = std::getenv("ZRT_NCCL_TIMEOUT_S");
   if (!text || !*text)
-    return 300;
+    return collectiveTimeoutSeconds();
   char *end = nullptr;
   double seconds = std::strtod(text, &end);
   if (*end || !std::isfinite(seconds) || seconds <= 0)

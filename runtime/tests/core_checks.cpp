@@ -40,8 +40,10 @@ void checkAllocator(Checker &check) {
   // again when a range is reused, charged like zrt_alloc, and the range
   // used is tracked (in 64-byte slots, as the plan counts).
   zrt_declare_arena(ctx, ZRT_MEM_GRAD, 1000);
-  char *base = ctx->arenas[ZRT_MEM_GRAD].base;
+  check.expectTrue("an arena is reserved at its first buffer",
+                   ctx->arenas[ZRT_MEM_GRAD].base == nullptr);
   auto *x = (unsigned char *)zrt_alloc_in_arena(ctx, 200, ZRT_MEM_GRAD, 0);
+  char *base = ctx->arenas[ZRT_MEM_GRAD].base;
   auto *y = (unsigned char *)zrt_alloc_in_arena(ctx, 100, ZRT_MEM_GRAD, 256);
   check.expectTrue("arena buffers at their offsets",
                    (char *)x == base && (char *)y == base + 256);
