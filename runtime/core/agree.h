@@ -10,6 +10,7 @@
 
 #include "core/context.h"
 
+#include <cstdint>
 #include <string>
 
 namespace zrt {
@@ -18,6 +19,16 @@ namespace zrt {
 /// if none) and gets back, on every rank, the error of the lowest rank that
 /// has one, or "". Without a communicator, returns `error`.
 std::string agreeOnError(zrt_context *ctx, const std::string &error);
+
+/// A hash of what the program declared: its header, every argument (name,
+/// role, dtype, shape, sharding, init) and its arenas. Two executables of
+/// different models, stages, world sizes or batch shapes hash differently.
+uint64_t programHash(const zrt_context *ctx);
+
+/// Collective: "" when every rank declared the same program (programHash),
+/// else, on every rank, an error naming the ranks whose program differs
+/// from rank 0's. Without a communicator, "".
+std::string checkSameProgram(zrt_context *ctx);
 
 } // namespace zrt
 

@@ -199,6 +199,11 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   error = validateProgram(ctx);
   if (!error.empty())
     leaveAll(ctx, error, ExitFailed);
+  // Two different executables in one job would deadlock or mix tensors of
+  // different models: every rank must have declared the same program.
+  error = checkSameProgram(ctx);
+  if (!error.empty())
+    leaveAll(ctx, error, ExitFailed);
   error = checkFlagsForTask(ctx, options);
   if (!error.empty())
     leaveAll(ctx, error, ExitBadFlags);
