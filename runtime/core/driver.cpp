@@ -24,6 +24,7 @@
 #include "core/trace.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -156,6 +157,18 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
       std::printf("step %lld loss %.9g\n", (long long)step + 1, loss);
       std::fflush(stdout);
     }
+    // Every rank holds the same (all-reduced) loss, so all stop together.
+    // The step's update has already used the non-finite gradients: the
+    // parameters are not saved.
+    if (!std::isfinite(loss))
+      leaveAll(ctx,
+               "step " + std::to_string(step + 1) + ": the loss is " +
+                   (std::isnan(loss) ? "nan" : "infinite") +
+                   "; training stopped" +
+                   (options.save.empty() ? "" : " and --save not written") +
+                   " (lower --lr, clip with --clip-grad-norm, or check the "
+                   "data)",
+               ExitFailed);
   }
   if (!options.save.empty()) {
     std::string error = saveParams(ctx, buffers, options.save);
