@@ -120,6 +120,10 @@ struct zrt_context {
   std::mutex memoryMutex;
   /// Counted on the main thread when a collective starts.
   zrt::CollectiveCounters collectives;
+  /// --check-collectives: compare every collective across ranks before it
+  /// runs (CPU backend), numbering them from 1.
+  bool checkCollectives = false;
+  int64_t collectivesStarted = 0;
   /// Runs the collectives: on a thread of its own with MPI, inline without.
   std::unique_ptr<zrt::CommQueue> commQueue;
   /// Set by --trace before the first step; null otherwise.

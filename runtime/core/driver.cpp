@@ -201,6 +201,7 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
       std::fputs(usage(argc > 0 ? argv[0] : "program").c_str(), stdout);
     leaveAll(ctx, "", ExitOk);
   }
+  ctx->checkCollectives = options.checkCollectives;
   if (options.collectiveTimeout > 0) {
     ctx->commQueue->setTimeout(options.collectiveTimeout);
     // The CUDA backend, chosen below, reads its watchdog from here too.

@@ -40,6 +40,8 @@ std::string usage(const char *program) {
          "                       kernels and collectives (ui.perfetto.dev) "
          "and\n"
          "                       print how much collective time was exposed\n"
+         "  --check-collectives  before each collective, check that every\n"
+         "                       rank runs the same one (debugging; CPU)\n"
          "  --collective-timeout=S  seconds a rank waits for a collective\n"
          "                       before it stops the job, naming it (default\n"
          "                       300, or ZRT_COLLECTIVE_TIMEOUT_S)\n"
@@ -169,14 +171,15 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
     std::string flag = arg.substr(0, eq);
     bool hasValue = eq != std::string::npos;
     if (flag == "--help" || flag == "-h" || flag == "--quiet-memory" ||
-        flag == "--dump-batch") {
+        flag == "--dump-batch" || flag == "--check-collectives") {
       if (hasValue) {
         error = flag + " takes no value";
         return false;
       }
-      (flag == "--quiet-memory" ? options.quietMemory
-       : flag == "--dump-batch" ? options.dumpBatch
-                                : options.help) = true;
+      (flag == "--quiet-memory"         ? options.quietMemory
+       : flag == "--dump-batch"         ? options.dumpBatch
+       : flag == "--check-collectives" ? options.checkCollectives
+                                        : options.help) = true;
       continue;
     }
     if (!isValueFlag(flag)) {

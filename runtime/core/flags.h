@@ -23,6 +23,8 @@ struct Options {
   /// --collective-timeout: seconds a rank waits for a collective before it
   /// stops the job; 0 when not given (ZRT_COLLECTIVE_TIMEOUT_S or 300 s).
   double collectiveTimeout = 0;
+  /// --check-collectives: every collective compared across ranks first.
+  bool checkCollectives = false;
   bool quietMemory = false;
   bool help = false;
   /// Hidden, for tests: print the batches of the first --steps steps as

@@ -32,6 +32,7 @@
 #include <climits>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 using namespace zrt;
 
@@ -96,12 +97,43 @@ void checkLocalSpan(zrt_context *ctx, const char *op) {
     fatal("%s: a context without MPI cannot span %d ranks", op, ctx->worldSize);
 }
 
+/// --check-collectives: before a collective runs, every rank shows the
+/// others what it is about to run (kind, bytes, its number on the rank);
+/// the first difference stops the job, named by rank 0. Runs on the
+/// communication thread, in collective order, so the exchange itself cannot
+/// be overtaken by another collective.
+void checkSameCollective(zrt_context *ctx, CollectiveKind kind,
+                         int64_t tensorBytes, int64_t sequence) {
+  int64_t mine[3] = {int64_t(kind), tensorBytes, sequence};
+  std::vector<int64_t> all(3 * ctx->worldSize);
+  ZRT_MPI_CHECK(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3,
+                              MPI_INT64_T, ctx->comm));
+  for (int r = 1; r < ctx->worldSize; ++r) {
+    const int64_t *first = all.data(), *other = all.data() + 3 * r;
+    if (first[0] == other[0] && first[1] == other[1])
+      continue;
+    fatal("--check-collectives: the ranks diverge at collective %lld: rank 0 "
+          "runs %s of %lld bytes, rank %d %s of %lld bytes",
+          (long long)sequence, collectiveName(int(first[0])),
+          (long long)first[1], r, collectiveName(int(other[0])),
+          (long long)other[1]);
+  }
+}
+
 /// Hands `run` to the context's queue; `tensorBytes` labels the trace.
 int64_t startCollective(zrt_context *ctx, CollectiveKind kind,
                         int64_t tensorBytes, int64_t countedBytes,
                         std::function<void()> run) {
   CommOp op;
-  op.run = std::move(run);
+  if (ctx->checkCollectives && ctx->comm != MPI_COMM_NULL) {
+    int64_t sequence = ++ctx->collectivesStarted;
+    op.run = [ctx, kind, tensorBytes, sequence, run = std::move(run)] {
+      checkSameCollective(ctx, kind, tensorBytes, sequence);
+      run();
+    };
+  } else {
+    op.run = std::move(run);
+  }
   op.countedBytes = countedBytes;
   op.tracer = ctx->tracer.get();
   if (op.tracer)

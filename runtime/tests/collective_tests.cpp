@@ -12,7 +12,9 @@
 // makes an MPI call fail so the check macro's report can be inspected, and
 // `--fault=comm-mpi-error` makes one fail on the communication thread.
 // `--fault=double-wait` and `--fault=unknown-handle` misuse zrt_wait;
-// `--fault=never-wait` leaves a collective unwaited at teardown (a warning).
+// `--fault=never-wait` leaves a collective unwaited at teardown (a warning);
+// `--fault=diverge` has the ranks issue different collectives under
+// --check-collectives.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,6 +123,13 @@ int runFault(zrt_context *ctx, const std::string &fault) {
     if (ctx->rank == ctx->worldSize - 1)
       zrt_softmax_xent(ctx, ZRT_F32, logits, labels, &loss, 2, 3, 2.0f);
     zrt_all_reduce(ctx, ZRT_F32, &sum, &sum, 1);
+  } else if (fault == "diverge") {
+    // Rank 0 reduces one element, the others two: with the check on, the
+    // first difference is named before either runs.
+    ctx->checkCollectives = true;
+    float values[2] = {1, 2};
+    zrt_all_reduce(ctx, ZRT_F32, values, values, 1);
+    zrt_all_reduce(ctx, ZRT_F32, values, values, ctx->rank == 0 ? 1 : 2);
   } else if (fault == "mpi-error") {
     float value = 0;
     ZRT_MPI_CHECK(MPI_Bcast(&value, -1, MPI_FLOAT, 0, ctx->comm));
