@@ -9,6 +9,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools  # LLVM/MLIR 22, FileCheck, lit
   libopenmpi-dev openmpi-bin                               # MPI collectives, mpirun
   libopenblas-dev                                          # CPU GEMM
+  clang                                                    # libFuzzer (scripts/fuzz.sh)
 )
 
 missing=()
