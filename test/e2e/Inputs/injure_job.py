@@ -1,12 +1,15 @@
-"""Stops one rank of a running job (SIGSTOP) and times how the job ends.
+"""Injures a running job and times how it ends.
 
-  stall_rank.py --mpirun CMD --ranks N --rank R --after SECONDS -- PROGRAM ARGS...
+  injure_job.py --mpirun CMD --ranks N --after SECONDS
+      (--rank R [--signal STOP|KILL] | --truncate FILE) -- PROGRAM ARGS...
 
-Starts `CMD N PROGRAM ARGS...`, lets it run for SECONDS, stops rank R (found
-by OMPI_COMM_WORLD_RANK in its environment), and waits for the job to end.
-Prints the job's exit status, the seconds from the stop to the end, and the
-job's output. A job still running 120 s after the stop is killed and
-reported as hung.
+Starts `CMD N PROGRAM ARGS...`, lets it run for SECONDS, then either sends
+rank R (found by OMPI_COMM_WORLD_RANK in its environment) a signal (STOP by
+default: a rank that stalls without dying) or truncates FILE to its first
+1024 bytes (a token file cut short under a running job), and waits for the
+job to end. Prints the job's exit status, the seconds from the fault to the
+end, and the job's output. A job still running 120 s after the fault is
+killed and reported as hung.
 """
 import argparse
 import os
@@ -40,7 +43,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpirun", required=True)
     parser.add_argument("--ranks", type=int, required=True)
-    parser.add_argument("--rank", type=int, required=True)
+    parser.add_argument("--rank", type=int)
+    parser.add_argument("--signal", choices=["STOP", "KILL"], default="STOP")
+    parser.add_argument("--truncate")
     parser.add_argument("--after", type=float, required=True)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     options = parser.parse_args()
@@ -48,23 +53,32 @@ def main():
     job = subprocess.Popen(shlex.split(options.mpirun) + [str(options.ranks)] + command,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(options.after)
-    pid = find_rank(command[0], options.rank)
-    if pid is None or job.poll() is not None:
+    if options.truncate:
+        fault = f"{options.truncate} was truncated"
+        pid = None
+        if job.poll() is None:
+            os.truncate(options.truncate, 1024)
+    else:
+        fault = f"rank {options.rank} was sent SIG{options.signal}"
+        pid = find_rank(command[0], options.rank)
+        if pid is not None:
+            os.kill(pid, getattr(signal, "SIG" + options.signal))
+    if job.poll() is not None or (pid is None and not options.truncate):
         job.kill()
-        sys.exit(f"FAIL: rank {options.rank} of {command[0]} is not running\n"
+        sys.exit(f"FAIL: the job was not running when {fault}\n"
                  + job.communicate()[0])
-    os.kill(pid, signal.SIGSTOP)
-    stopped = time.monotonic()
+    hit = time.monotonic()
     try:
         output, _ = job.communicate(timeout=120)
-        elapsed = time.monotonic() - stopped
+        elapsed = time.monotonic() - hit
         print(f"job exited with status {job.returncode} {elapsed:.1f} s after "
-              f"rank {options.rank} was stopped")
+              f"{fault}")
     except subprocess.TimeoutExpired:
-        os.kill(pid, signal.SIGKILL)
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
         job.kill()
         output, _ = job.communicate()
-        print(f"FAIL: the job hung 120 s after rank {options.rank} was stopped")
+        print(f"FAIL: the job hung 120 s after {fault}")
     print(output)
 
 
