@@ -13,15 +13,22 @@
 #include <string>
 #include <unistd.h>
 
+/// Writes `size` bytes to `path`; stops the fuzzer when the machine cannot
+/// (that is not the reader's fault).
+inline void writeFile(const std::string &path, const void *data, size_t size) {
+  FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file || std::fwrite(data, 1, size, file) != size ||
+      std::fclose(file) != 0)
+    std::abort();
+}
+
+/// The input as a file of this process's, named with `suffix`.
 inline std::string writeInput(const char *suffix, const uint8_t *data,
                               size_t size) {
   const char *dir = std::getenv("TMPDIR");
   std::string path = std::string(dir && *dir ? dir : "/tmp") + "/zero-fuzz-" +
                      std::to_string(getpid()) + suffix;
-  FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file || std::fwrite(data, 1, size, file) != size ||
-      std::fclose(file) != 0)
-    std::abort(); // the machine, not the reader
+  writeFile(path, data, size);
   return path;
 }
 

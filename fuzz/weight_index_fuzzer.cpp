@@ -12,7 +12,6 @@
 
 #include <sys/stat.h>
 
-#include <cstring>
 
 /// A directory of this process's, holding the valid shard.
 static std::string shardDirectory() {
@@ -30,19 +29,14 @@ static std::string shardDirectory() {
   uint64_t length = header.size();
   std::string bytes(reinterpret_cast<const char *>(&length), 8);
   bytes += header + std::string(12, '\0');
-  FILE *file =
-      std::fopen((dir + "/model-00001-of-00001.safetensors").c_str(), "wb");
-  if (!file || std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size() ||
-      std::fclose(file) != 0)
-    std::abort();
+  writeFile(dir + "/model-00001-of-00001.safetensors", bytes.data(),
+            bytes.size());
   return dir;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string index = shardDirectory() + "/model.safetensors.index.json";
-  FILE *file = std::fopen(index.c_str(), "wb");
-  if (!file || std::fwrite(data, 1, size, file) != size || std::fclose(file))
-    std::abort();
+  writeFile(index, data, size);
   zrt::WeightFiles weights;
   if (zrt::openWeightFiles(index, weights).empty())
     for (const char *name : {"h.0.w", "h.0.b", "h.1.w"}) {

@@ -56,13 +56,6 @@ int64_t declaredWorldSize(func::FuncOp describe) {
   return worldSize;
 }
 
-/// The zrt.alloc a buffer (or a view of it) comes from, if any.
-zrt::AllocOp allocOf(Value buffer) {
-  while (auto view = buffer.getDefiningOp<zrt::ViewOp>())
-    buffer = view.getSource();
-  return buffer.getDefiningOp<zrt::AllocOp>();
-}
-
 struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
   using PlanMemoryBase::PlanMemoryBase;
 
@@ -128,7 +121,7 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
         buffers.push_back({int32_t(alloc.getCategory()), alloc.getByteSize(),
                            position, ~0u, alloc, /*staging=*/false});
       } else if (auto free = dyn_cast<zrt::FreeOp>(op)) {
-        auto it = byAlloc.find(allocOf(free.getBuffer()));
+        auto it = byAlloc.find(zrt::getAllocation(free.getBuffer()));
         if (it != byAlloc.end())
           buffers[it->second].end = position;
       } else if (auto wait = dyn_cast<zrt::WaitOp>(op)) {

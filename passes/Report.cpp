@@ -158,10 +158,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         ledger.allocate(int32_t(alloc.getCategory()), alloc.getByteSize());
         live[alloc] = {int32_t(alloc.getCategory()), alloc.getByteSize()};
       } else if (auto free = dyn_cast<zrt::FreeOp>(op)) {
-        Value buffer = free.getBuffer();
-        while (auto view = buffer.getDefiningOp<zrt::ViewOp>())
-          buffer = view.getSource();
-        auto it = live.find(buffer.getDefiningOp());
+        auto it = live.find(zrt::getAllocation(free.getBuffer()));
         if (it != live.end()) {
           ledger.release(it->second.first, it->second.second);
           live.erase(it);

@@ -37,6 +37,10 @@ zrt_dtype getDType(mlir::Value buffer);
 #include "dialects/zrt/ZrtOps.h.inc"
 
 namespace zero::zrt {
+/// The zrt.alloc a buffer, or a view of one, comes from; null for an
+/// argument's buffer.
+AllocOp getAllocation(mlir::Value buffer);
+
 /// Argument attribute of the step's loss output buffer.
 inline constexpr llvm::StringLiteral kLossAttrName = "zrt.loss";
 /// Function attribute: the arena bytes per category zero-plan-memory planned.

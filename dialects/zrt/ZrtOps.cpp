@@ -50,11 +50,14 @@ LogicalResult DeclareArgOp::verify() {
   return success();
 }
 
+AllocOp zero::zrt::getAllocation(Value buffer) {
+  while (auto view = buffer.getDefiningOp<ViewOp>())
+    buffer = view.getSource();
+  return buffer.getDefiningOp<AllocOp>();
+}
+
 LogicalResult FreeOp::verify() {
-  Value root = getBuffer();
-  while (auto view = root.getDefiningOp<ViewOp>())
-    root = view.getSource();
-  if (!root.getDefiningOp<AllocOp>())
+  if (!getAllocation(getBuffer()))
     return emitOpError("frees a buffer that no zrt.alloc returned");
   return success();
 }

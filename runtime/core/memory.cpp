@@ -29,6 +29,27 @@ using namespace zrt;
 
 static constexpr int64_t kAlignment = 64;
 
+static void checkCategory(const char *entry, int32_t category) {
+  if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
+    fatal("%s: invalid memory category %d", entry, category);
+}
+
+/// The range a buffer of `bytes` takes: aligned, and never empty, so that a
+/// zero-byte buffer still has an address of its own. The plan
+/// (zero-plan-memory) counts buffers the same way.
+static int64_t slotBytes(int64_t bytes) {
+  return std::max<int64_t>(kAlignment,
+                           (bytes + kAlignment - 1) / kAlignment * kAlignment);
+}
+
+/// `rounded` bytes of the backend's memory (zero-filled on a device), or
+/// null.
+static void *allocateBlock(zrt_context *ctx, int64_t rounded) {
+  DeviceRuntime *device = ctx->deviceRuntime.get();
+  return device ? device->allocate(rounded)
+                : std::aligned_alloc(kAlignment, rounded);
+}
+
 static void charge(MemoryLedger &ledger, int32_t category, int64_t bytes) {
   ledger.current[category] += bytes;
   ledger.currentTotal += bytes;
@@ -38,20 +59,14 @@ static void charge(MemoryLedger &ledger, int32_t category, int64_t bytes) {
 }
 
 extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
-  if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
-    fatal("zrt_alloc: invalid memory category %d", category);
+  checkCategory("zrt_alloc", category);
   if (bytes < 0)
     fatal("zrt_alloc: negative size %lld bytes (category %s)", (long long)bytes,
           categoryName(category));
   // aligned_alloc needs a multiple of the alignment; a zero-byte request
   // still gets a unique pointer so that zrt_free can find it.
-  int64_t rounded = std::max<int64_t>(kAlignment, (bytes + kAlignment - 1) /
-                                                      kAlignment * kAlignment);
-  // On a device, the backend's allocator (zero-filled device memory).
-  DeviceRuntime *device = ctx->deviceRuntime.get();
-  void *ptr = rounded < bytes ? nullptr
-              : device        ? device->allocate(rounded)
-                              : std::aligned_alloc(kAlignment, rounded);
+  int64_t rounded = slotBytes(bytes);
+  void *ptr = rounded < bytes ? nullptr : allocateBlock(ctx, rounded);
   if (!ptr) {
     std::lock_guard<std::mutex> lock(ctx->memoryMutex);
     fatal("zrt_alloc: out of memory allocating %lld bytes (category %s; "
@@ -59,7 +74,7 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
           (long long)bytes, categoryName(category),
           (long long)ctx->ledger.currentTotal);
   }
-  if (!device)
+  if (!ctx->deviceRuntime)
     std::memset(ptr, 0, rounded);
   std::lock_guard<std::mutex> lock(ctx->memoryMutex);
   ctx->allocations[ptr] = {bytes, category};
@@ -69,8 +84,7 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
 
 extern "C" void zrt_declare_arena(zrt_context *ctx, int32_t category,
                                   int64_t bytes) {
-  if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
-    fatal("zrt_declare_arena: invalid memory category %d", category);
+  checkCategory("zrt_declare_arena", category);
   zrt_context::Arena &arena = ctx->arenas[category];
   if (arena.bytes)
     fatal("zrt_declare_arena: the %s arena is declared twice",
@@ -89,10 +103,7 @@ static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
                        int32_t category) {
   if (arena.base)
     return arena.base;
-  int64_t rounded = (arena.bytes + kAlignment - 1) / kAlignment * kAlignment;
-  DeviceRuntime *device = ctx->deviceRuntime.get();
-  void *base = device ? device->allocate(rounded)
-                      : std::aligned_alloc(kAlignment, rounded);
+  void *base = allocateBlock(ctx, slotBytes(arena.bytes));
   if (!base)
     fatal("zrt_alloc_in_arena: out of memory reserving the %s arena of %lld "
           "bytes (%lld bytes already allocated)",
@@ -103,8 +114,7 @@ static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
 
 extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
                                     int32_t category, int64_t offset) {
-  if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
-    fatal("zrt_alloc_in_arena: invalid memory category %d", category);
+  checkCategory("zrt_alloc_in_arena", category);
   zrt_context::Arena &arena = ctx->arenas[category];
   if (bytes < 0 || offset < 0 || offset % kAlignment ||
       offset + bytes > arena.bytes)
@@ -113,13 +123,13 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
           "%lld-byte aligned: the program's memory plan is corrupt",
           (long long)bytes, (long long)offset, categoryName(category),
           (long long)arena.bytes, (long long)kAlignment);
+  if (bytes % 2)
+    fatal("zrt_alloc_in_arena: %lld bytes is no whole number of elements",
+          (long long)bytes);
   char *ptr = arenaBase(ctx, arena, category) + offset;
   // Zero-filled, as zrt_alloc's memory: a packed bucket's padding relies
   // on it. On a device the fill is queued after every earlier kernel, so
   // the range's previous tenant is done with it.
-  if (bytes % 2)
-    fatal("zrt_alloc_in_arena: %lld bytes is no whole number of elements",
-          (long long)bytes);
   if (ctx->device)
     zrt_fill(ctx, ZRT_BF16, ptr, bytes / 2, 0.0f);
   else
@@ -132,10 +142,8 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
           (long long)offset, categoryName(category));
   slot = {bytes, category, /*inArena=*/true};
   charge(ctx->ledger, category, bytes);
-  // As the plan counts a buffer: its aligned range, never empty.
-  int64_t range = std::max<int64_t>(
-      kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  arena.used = std::max(arena.used, std::min(offset + range, arena.bytes));
+  arena.used =
+      std::max(arena.used, std::min(offset + slotBytes(bytes), arena.bytes));
   return ptr;
 }
 

@@ -138,8 +138,8 @@ int64_t startCollective(zrt_context *ctx, CollectiveKind kind,
   op.tracer = ctx->tracer.get();
   if (op.tracer)
     op.label = commLabel(collectiveName(kind), tensorBytes);
-  op.what = std::string(collectiveName(kind)) + " of " +
-            std::to_string(tensorBytes) + " bytes";
+  op.kind = collectiveName(kind);
+  op.tensorBytes = tensorBytes;
   return ctx->commQueue->start(std::move(op));
 }
 

@@ -68,7 +68,10 @@ void CommQueue::waitUntil(std::unique_lock<std::mutex> &lock,
     return;
   // A rank that stalls (stopped, stuck in a read, deadlocked) leaves every
   // other rank inside the collective: say which, and end the job.
-  std::string what = runningHandle ? runningWhat : "the next collective";
+  std::string what = runningHandle ? std::string(runningKind) + " of " +
+                                         std::to_string(runningBytes) +
+                                         " bytes"
+                                   : "the next collective";
   long long handle = runningHandle ? runningHandle : completed + 1;
   lock.unlock();
   fatal("%s: %s (collective %lld of this rank) did not complete within %g s "
@@ -124,7 +127,8 @@ void CommQueue::loop() {
     auto [handle, op] = std::move(pending.front());
     pending.pop_front();
     runningHandle = handle;
-    runningWhat = op.what;
+    runningKind = op.kind;
+    runningBytes = op.tensorBytes;
     lock.unlock();
     execute(op);
     lock.lock();

@@ -42,8 +42,10 @@ struct CommOp {
   int64_t countedBytes = 0;
   /// Where to record the execution interval; null when tracing is off.
   Tracer *tracer = nullptr;
-  /// What it is, for the watchdog's message ("all_gather of 1536 bytes").
-  std::string what;
+  /// What it is, for the watchdog's message: "all_gather of 1536 bytes"
+  /// (formatted only when the watchdog fires).
+  const char *kind = "collective";
+  int64_t tensorBytes = 0;
 };
 
 class CommQueue {
@@ -98,7 +100,8 @@ private:
   double timeoutSeconds = 0;
   /// The collective the thread is running (0: none), and what it is.
   int64_t runningHandle = 0;
-  std::string runningWhat;
+  const char *runningKind = "";
+  int64_t runningBytes = 0;
   std::thread thread;
 };
 

@@ -42,6 +42,31 @@ static void rowLogSumExp(const T *row, int64_t cols, float &max,
   logSum = std::log(sum);
 }
 
+/// The row loop of all three kernels: each row's log-sum-exp once, then its
+/// loss (logsumexp - logit[label]) added to `*total` when `total` is given,
+/// and its gradient scale * (softmax - onehot) written to `dlogits` when
+/// that is given. The loss reads the label's logit before the gradient
+/// overwrites the row: dlogits may alias logits.
+template <typename T>
+static void xentRows(const T *logits, const int32_t *labels, int64_t rows,
+                     int64_t cols, double *total, double scale, T *dlogits) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *row = logits + r * cols;
+    float max;
+    double logSum;
+    rowLogSumExp(row, cols, max, logSum);
+    if (total)
+      *total += (double)max + logSum - (double)load(row, labels[r]);
+    if (!dlogits)
+      continue;
+    T *out = dlogits + r * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      double p = std::exp((double)(load(row, c) - max) - logSum);
+      store(out, c, (float)(scale * (p - (c == labels[r] ? 1.0 : 0.0))));
+    }
+  }
+}
+
 extern "C" void zrt_softmax_xent(zrt_context *ctx, int32_t dtype,
                                  const void *logits, const int32_t *labels,
                                  float *loss, int64_t rows, int64_t cols,
@@ -53,13 +78,7 @@ extern "C" void zrt_softmax_xent(zrt_context *ctx, int32_t dtype,
   dispatchDtype("zrt_softmax_xent", dtype, [&](auto tag) {
     using T = decltype(tag);
     double total = 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const T *row = (const T *)logits + r * cols;
-      float max;
-      double logSum;
-      rowLogSumExp(row, cols, max, logSum);
-      total += (double)max + logSum - (double)load(row, labels[r]);
-    }
+    xentRows<T>((const T *)logits, labels, rows, cols, &total, 0.0, nullptr);
     loss[0] = (float)(total / divisor);
   });
 }
@@ -75,19 +94,8 @@ extern "C" void zrt_softmax_xent_grad(zrt_context *ctx, int32_t dtype,
   checkLabels("zrt_softmax_xent_grad", labels, rows, cols);
   dispatchDtype("zrt_softmax_xent_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
-    double scale = (double)dloss[0] / divisor;
-    for (int64_t r = 0; r < rows; ++r) {
-      const T *row = (const T *)logits + r * cols;
-      T *out = (T *)dlogits + r * cols;
-      float max;
-      double logSum;
-      rowLogSumExp(row, cols, max, logSum);
-      // Each element is read before it is written: dlogits may alias logits.
-      for (int64_t c = 0; c < cols; ++c) {
-        double p = std::exp((double)(load(row, c) - max) - logSum);
-        store(out, c, (float)(scale * (p - (c == labels[r] ? 1.0 : 0.0))));
-      }
-    }
+    xentRows<T>((const T *)logits, labels, rows, cols, nullptr,
+                (double)dloss[0] / divisor, (T *)dlogits);
   });
 }
 
@@ -103,23 +111,9 @@ extern "C" void zrt_softmax_xent_fused(zrt_context *ctx, int32_t dtype,
   checkLabels("zrt_softmax_xent_fused", labels, rows, cols);
   dispatchDtype("zrt_softmax_xent_fused", dtype, [&](auto tag) {
     using T = decltype(tag);
-    double scale = (double)dloss[0] / divisor;
     double total = 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const T *row = (const T *)logits + r * cols;
-      T *out = (T *)dlogits + r * cols;
-      float max;
-      double logSum;
-      rowLogSumExp(row, cols, max, logSum);
-      // The loss reads the label's logit before the gradient overwrites it
-      // (dlogits may alias logits); both are zrt_softmax_xent's and
-      // zrt_softmax_xent_grad's expressions.
-      total += (double)max + logSum - (double)load(row, labels[r]);
-      for (int64_t c = 0; c < cols; ++c) {
-        double p = std::exp((double)(load(row, c) - max) - logSum);
-        store(out, c, (float)(scale * (p - (c == labels[r] ? 1.0 : 0.0))));
-      }
-    }
+    xentRows<T>((const T *)logits, labels, rows, cols, &total,
+                (double)dloss[0] / divisor, (T *)dlogits);
     loss[0] = (float)(total / divisor);
   });
 }

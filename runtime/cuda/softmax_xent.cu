@@ -12,6 +12,9 @@
 // read before it is written by the same thread, so dlogits may alias logits
 // as on the CPU. The fused kernel does both from one (max, sum) per row.
 //
+// One kernel serves the three entry points (xentKernel: a loss, a gradient
+// or both from one (max, sum) per row).
+//
 // A label outside [0, cols) is recorded with reportDeviceError and its row
 // skipped (no loss, gradient row left untouched); the runtime stops the job
 // at its next synchronisation.
@@ -31,24 +34,39 @@ namespace zrt::cuda {
 
 using namespace xent;
 
+/// The row kernel, writing the row losses to scratch when `loss` is given
+/// and the gradient when `dlogits` is, then, for a loss, the fixed-order sum
+/// of the rows (also for no rows: the loss is then 0 / divisor, as on the
+/// CPU).
+template <typename T>
+static void launchXent(zrt_context *ctx, const T *logits,
+                       const int32_t *labels, const float *dloss, float *loss,
+                       T *dlogits, int64_t rows, int64_t cols, float divisor) {
+  const int64_t liveRows = std::max<int64_t>(rows, 0);
+  if (!loss && liveRows == 0)
+    return;
+  cudaStream_t stream = computeStream(ctx);
+  Scratch rowLoss(ctx, loss ? liveRows * sizeof(double) : 0);
+  if (liveRows > 0) {
+    launchKernel(xentKernel<T>, rowBlocks(liveRows), kRowThreads, 0, stream,
+                 logits, labels, dloss, loss ? rowLoss.as<double>() : nullptr,
+                 dlogits, liveRows, cols, divisor, deviceErrorSlot(ctx));
+    ZRT_CUDA_CHECK_LAUNCH("softmax_xent");
+  }
+  if (!loss)
+    return;
+  launchKernel(xentTotalKernel, 1, kFinalThreads, 0, stream,
+               rowLoss.as<double>(), liveRows, divisor, loss);
+  ZRT_CUDA_CHECK_LAUNCH("softmax_xent");
+}
+
 void softmaxXent(zrt_context *ctx, int32_t dtype, const void *logits,
                  const int32_t *labels, float *loss, int64_t rows, int64_t cols,
                  float divisor) {
   dispatchDtype("zrt_softmax_xent", dtype, [&](auto tag) {
     using T = decltype(tag);
-    cudaStream_t stream = computeStream(ctx);
-    const int64_t liveRows = std::max<int64_t>(rows, 0);
-    Scratch rowLoss(ctx, liveRows * sizeof(double));
-    if (liveRows > 0) {
-      launchKernel(xentRowKernel<T>, rowBlocks(liveRows), kRowThreads, 0,
-                   stream, static_cast<const T *>(logits), labels,
-                   rowLoss.as<double>(), liveRows, cols, deviceErrorSlot(ctx));
-      ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent");
-    }
-    // Also for no rows: the loss is then 0 / divisor, as on the CPU.
-    launchKernel(xentTotalKernel, 1, kFinalThreads, 0, stream,
-                 rowLoss.as<double>(), liveRows, divisor, loss);
-    ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent");
+    launchXent<T>(ctx, static_cast<const T *>(logits),
+                  labels, nullptr, loss, nullptr, rows, cols, divisor);
   });
 }
 
@@ -57,14 +75,8 @@ void softmaxXentGrad(zrt_context *ctx, int32_t dtype, const void *logits,
                      int64_t rows, int64_t cols, float divisor) {
   dispatchDtype("zrt_softmax_xent_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (rows <= 0)
-      return;
-    cudaStream_t stream = computeStream(ctx);
-    launchKernel(xentGradKernel<T>, rowBlocks(rows), kRowThreads, 0, stream,
-                 static_cast<const T *>(logits), labels, dloss,
-                 static_cast<T *>(dlogits), rows, cols, divisor,
-                 deviceErrorSlot(ctx));
-    ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent_grad");
+    launchXent<T>(ctx, static_cast<const T *>(logits), labels, dloss, nullptr,
+                  static_cast<T *>(dlogits), rows, cols, divisor);
   });
 }
 
@@ -74,19 +86,8 @@ void softmaxXentFused(zrt_context *ctx, int32_t dtype, const void *logits,
                       float divisor) {
   dispatchDtype("zrt_softmax_xent_fused", dtype, [&](auto tag) {
     using T = decltype(tag);
-    cudaStream_t stream = computeStream(ctx);
-    const int64_t liveRows = std::max<int64_t>(rows, 0);
-    Scratch rowLoss(ctx, liveRows * sizeof(double));
-    if (liveRows > 0) {
-      launchKernel(xentFusedKernel<T>, rowBlocks(liveRows), kRowThreads, 0,
-                   stream, static_cast<const T *>(logits), labels, dloss,
-                   rowLoss.as<double>(), static_cast<T *>(dlogits), liveRows,
-                   cols, divisor, deviceErrorSlot(ctx));
-      ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent_fused");
-    }
-    launchKernel(xentTotalKernel, 1, kFinalThreads, 0, stream,
-                 rowLoss.as<double>(), liveRows, divisor, loss);
-    ZRT_CUDA_CHECK_LAUNCH("zrt_softmax_xent_fused");
+    launchXent<T>(ctx, static_cast<const T *>(logits), labels, dloss, loss,
+                  static_cast<T *>(dlogits), rows, cols, divisor);
   });
 }
 

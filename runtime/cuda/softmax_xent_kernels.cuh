@@ -77,25 +77,45 @@ template <typename T> __device__ MaxSum rowMaxSum(const T *row, int64_t cols) {
   return total;
 }
 
+/// The row kernel of all three entry points, one block per row: the row's
+/// (max, sum) once, then its loss (logsumexp - logit[label], in double) to
+/// rowLoss[r] when `rowLoss` is given, and its gradient
+/// (dloss / divisor) * (softmax - onehot) to `dlogits` when that is given.
+/// Thread 0 reads the label's logit before any thread writes the row's
+/// gradient (dlogits may alias logits). A bad label is recorded and its row
+/// skipped (loss 0, gradient untouched).
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
-    xentRowKernel(const T *logits, const int32_t *labels, double *rowLoss,
-                  int64_t rows, int64_t cols, DeviceError *errors) {
+    xentKernel(const T *logits, const int32_t *labels, const float *dloss,
+               double *rowLoss, T *dlogits, int64_t rows, int64_t cols,
+               float divisor, DeviceError *errors) {
+  const float scale =
+      dlogits ? (float)((double)dloss[0] / (double)divisor) : 0.0f;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const int32_t label = labels[r];
     if (label < 0 || label >= cols) {
       // Uniform over the block: every thread skips the row together.
       if (threadIdx.x == 0) {
         reportDeviceError(errors, kLabelOutOfRange, r, label, cols);
-        rowLoss[r] = 0.0;
+        if (rowLoss)
+          rowLoss[r] = 0.0;
       }
       continue;
     }
     const T *row = logits + r * cols;
     MaxSum ms = rowMaxSum(row, cols);
-    if (threadIdx.x == 0)
+    if (rowLoss && threadIdx.x == 0)
       rowLoss[r] =
           (double)ms.max + log((double)ms.sum) - (double)load(row, label);
+    if (!dlogits)
+      continue;
+    __syncthreads();
+    T *out = dlogits + r * cols;
+    const float invSum = 1.0f / ms.sum;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      float p = expf(load(row, c) - ms.max) * invSum;
+      store(out, c, scale * (p - (c == label ? 1.0f : 0.0f)));
+    }
   }
 }
 
@@ -108,63 +128,6 @@ __global__ void __launch_bounds__(kFinalThreads)
   sum = blockSum(sum);
   if (threadIdx.x == 0)
     loss[0] = (float)(sum / (double)divisor);
-}
-
-template <typename T>
-__global__ void __launch_bounds__(kRowThreads)
-    xentGradKernel(const T *logits, const int32_t *labels, const float *dloss,
-                   T *dlogits, int64_t rows, int64_t cols, float divisor,
-                   DeviceError *errors) {
-  const float scale = (float)((double)dloss[0] / (double)divisor);
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const int32_t label = labels[r];
-    if (label < 0 || label >= cols) {
-      if (threadIdx.x == 0)
-        reportDeviceError(errors, kLabelOutOfRange, r, label, cols);
-      continue;
-    }
-    const T *row = logits + r * cols;
-    T *out = dlogits + r * cols;
-    MaxSum ms = rowMaxSum(row, cols);
-    const float invSum = 1.0f / ms.sum;
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      float p = expf(load(row, c) - ms.max) * invSum;
-      store(out, c, scale * (p - (c == label ? 1.0f : 0.0f)));
-    }
-  }
-}
-
-/// xentRowKernel's row loss and xentGradKernel's gradient from one
-/// (max, sum) per row: thread 0 reads the label's logit before any thread
-/// writes the row's gradient (dlogits may alias logits).
-template <typename T>
-__global__ void __launch_bounds__(kRowThreads)
-    xentFusedKernel(const T *logits, const int32_t *labels, const float *dloss,
-                    double *rowLoss, T *dlogits, int64_t rows, int64_t cols,
-                    float divisor, DeviceError *errors) {
-  const float scale = (float)((double)dloss[0] / (double)divisor);
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const int32_t label = labels[r];
-    if (label < 0 || label >= cols) {
-      if (threadIdx.x == 0) {
-        reportDeviceError(errors, kLabelOutOfRange, r, label, cols);
-        rowLoss[r] = 0.0;
-      }
-      continue;
-    }
-    const T *row = logits + r * cols;
-    T *out = dlogits + r * cols;
-    MaxSum ms = rowMaxSum(row, cols);
-    if (threadIdx.x == 0)
-      rowLoss[r] =
-          (double)ms.max + log((double)ms.sum) - (double)load(row, label);
-    __syncthreads();
-    const float invSum = 1.0f / ms.sum;
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      float p = expf(load(row, c) - ms.max) * invSum;
-      store(out, c, scale * (p - (c == label ? 1.0f : 0.0f)));
-    }
-  }
 }
 
 /// The grid of the row kernels: a block per row, strided beyond
