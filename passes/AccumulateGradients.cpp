@@ -164,9 +164,6 @@ struct AccumulateGradientsPass
                                       b.getFunctionType(step.getArgumentTypes(),
                                                         {}));
     apply.setAllArgAttrs(step.getAllArgAttrs());
-    for (StringRef attr : {kStageAttrName, kWorldSizeAttrName})
-      if (Attribute value = step->getAttr(attr))
-        apply->setAttr(attr, value);
     Block *body = apply.addEntryBlock();
     IRMapping mapping;
     for (auto [from, to] :

@@ -117,9 +117,8 @@ struct BucketCollectivesPass
       auto gatheredType =
           RankedTensorType::get({worldSize * pack.getType().getNumElements()},
                                 pack.getType().getElementType());
-      auto gather = AllGatherOp::create(b, loc, gatheredType, pack,
-                                        first.getGroupAttr(),
-                                        first.getWorldSizeAttr());
+      auto gather =
+          AllGatherOp::create(b, loc, gatheredType, pack, first.getGroupAttr());
       auto unpack = UnpackOp::create(b, loc, wholeTypes, gather,
                                      b.getI64IntegerAttr(worldSize));
       replaceMembers(members, unpack);
@@ -179,12 +178,13 @@ struct BucketCollectivesPass
     Operation *last = bucket.back();
     OpBuilder b(last);
     Location loc = last->getLoc();
-    auto worldSize = last->getAttrOfType<IntegerAttr>("world_size");
-    auto group = last->getAttrOfType<StringAttr>("group");
+    auto collective = cast<CollectiveOpInterface>(last);
+    auto group = FlatSymbolRefAttr::get(last->getContext(),
+                                        collective.getGroupName());
     bool scatter = isa<ReduceScatterOp>(last);
     // A reduce-scatter hands rank r chunk r of its input: lay the bucket out
     // so that chunk r holds rank r's shard of every gradient.
-    int64_t chunks = scatter ? worldSize.getInt() : 1;
+    int64_t chunks = scatter ? collective.getNumRanks() : 1;
     SmallVector<Value> grads;
     SmallVector<Type> reducedTypes;
     for (Operation *op : bucket) {
@@ -198,11 +198,9 @@ struct BucketCollectivesPass
       auto shardType = RankedTensorType::get(
           {pack.getType().getNumElements() / chunks},
           pack.getType().getElementType());
-      reduced = ReduceScatterOp::create(b, loc, shardType, pack, group,
-                                        worldSize);
+      reduced = ReduceScatterOp::create(b, loc, shardType, pack, group);
     } else {
-      reduced = AllReduceOp::create(b, loc, pack.getType(), pack, group,
-                                    worldSize);
+      reduced = AllReduceOp::create(b, loc, pack.getType(), pack, group);
     }
     Operation *user = firstUserOf(bucket);
     if (user)

@@ -68,11 +68,8 @@ struct ClipGradNormPass : zero::impl::ClipGradNormBase<ClipGradNormPass> {
       total = total ? nn::AddOp::create(b, loc, total, squares) : squares;
       sharded |= update.getGrad().getDefiningOp<ReduceScatterOp>() != nullptr;
     }
-    if (sharded) {
-      auto worldSize = func->getAttrOfType<IntegerAttr>(kWorldSizeAttrName);
-      total = AllReduceOp::create(b, loc, total, kDataParallelGroup,
-                                  worldSize ? worldSize.getInt() : 1);
-    }
+    if (sharded)
+      total = AllReduceOp::create(b, loc, total, kDataParallelGroup);
     return nn::ClipCoefficientOp::create(b, loc, total, maxNorm);
   }
 

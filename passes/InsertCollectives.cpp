@@ -87,14 +87,13 @@ struct InsertCollectivesPass
   }
 
   LogicalResult readPlacement(func::FuncOp func) {
-    auto worldSizeAttr = func->getAttrOfType<IntegerAttr>(kWorldSizeAttrName);
-    if (!worldSizeAttr)
-      return func.emitError() << getArgument() << ": @train_step has no "
-                              << kWorldSizeAttrName
-                              << " (run zero-placement first)";
-    worldSize = worldSizeAttr.getInt();
-    if (auto stageAttr = func->getAttrOfType<IntegerAttr>(kStageAttrName))
-      stage = stageAttr.getInt();
+    GroupOp group = getDataParallelGroup(getOperation());
+    if (!group || !group.getStage())
+      return func.emitError() << getArgument() << ": the module has no "
+                              << "zero.group @" << kDataParallelGroup
+                              << " with a stage (run zero-placement first)";
+    worldSize = group.getWorldSize();
+    stage = *group.getStage();
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       if (!func.getArgAttrOfType<PlacementAttr>(i, kPlacementAttrName))
         return func.emitError() << getArgument() << ": argument #" << i
@@ -130,8 +129,7 @@ struct InsertCollectivesPass
     if (dest && isShardedArg(dest))
       return shard;
     ++numAllGathers;
-    return AllGatherOp::create(b, loc, fullType, shard, kDataParallelGroup,
-                               worldSize);
+    return AllGatherOp::create(b, loc, fullType, shard, kDataParallelGroup);
   }
 
   /// Reduces the gradient of one AdamW update and moves its operands between
@@ -157,7 +155,7 @@ struct InsertCollectivesPass
 
     if (!isShardedArg(update.getExpAvg())) { // Stage 0: plain data parallel.
       Value grad =
-          AllReduceOp::create(reduceAt, loc, update.getGrad(), dp, worldSize);
+          AllReduceOp::create(reduceAt, loc, update.getGrad(), dp);
       update.getGradMutable().assign(grad);
       ++numAllReduces;
       return success();
@@ -170,13 +168,13 @@ struct InsertCollectivesPass
     RankedTensorType shardType = shardTypeOf(fullType);
     auto gradType = cast<RankedTensorType>(update.getGrad().getType());
     Value gradShard = ReduceScatterOp::create(
-        reduceAt, loc, shardTypeOf(gradType), update.getGrad(), dp, worldSize);
+        reduceAt, loc, shardTypeOf(gradType), update.getGrad(), dp);
     ++numReduceScatters;
     Value stateShard = state;
     if (isShardedArg(state))
       shardArgument(state);
     else
-      stateShard = LocalShardOp::create(b, loc, shardType, state, dp, worldSize);
+      stateShard = LocalShardOp::create(b, loc, shardType, state, dp);
     shardArgument(cast<BlockArgument>(update.getExpAvg()));
     shardArgument(cast<BlockArgument>(update.getExpAvgSq()));
     auto shardUpdate = nn::AdamWOp::create(
@@ -238,7 +236,7 @@ struct InsertCollectivesPass
     Operation *last = *llvm::max_element(users, byPosition);
     OpBuilder b(first);
     Value full = AllGatherOp::create(b, param.getLoc(), fullType, param,
-                                     kDataParallelGroup, worldSize);
+                                     kDataParallelGroup);
     ++numAllGathers;
     param.replaceUsesWithIf(full, [&](OpOperand &use) {
       return llvm::is_contained(users, use.getOwner());
@@ -254,8 +252,7 @@ struct InsertCollectivesPass
     OpBuilder b(terminator);
     Value loss = terminator->getOperand(0);
     terminator->setOperand(0, AllReduceOp::create(b, loss.getLoc(), loss,
-                                                  kDataParallelGroup,
-                                                  worldSize));
+                                                  kDataParallelGroup));
     ++numAllReduces;
   }
 };

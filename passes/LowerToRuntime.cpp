@@ -192,6 +192,9 @@ struct LowerToRuntimePass
     trainStep.erase();
     if (trainApply)
       trainApply.erase();
+    // zrt.declare_program now states the world size and stage.
+    if (sharding::GroupOp group = sharding::getDataParallelGroup(module))
+      group.erase();
   }
 
   /// @name(%buffers..., [%loss]) running `body`, whose arguments are the

@@ -32,8 +32,6 @@ inline constexpr llvm::StringLiteral kDataAttrName = "nn.data";
 inline constexpr llvm::StringLiteral kInitAttrName = "nn.init";
 inline constexpr llvm::StringLiteral kInitScaleAttrName = "nn.init_scale";
 inline constexpr llvm::StringLiteral kUpdatesAttrName = "zero.updates";
-inline constexpr llvm::StringLiteral kStageAttrName = "zero.stage";
-inline constexpr llvm::StringLiteral kWorldSizeAttrName = "zero.world_size";
 /// Function attribute: micro-batches accumulated per optimizer step.
 inline constexpr llvm::StringLiteral kMicroBatchesAttrName =
     "zero.micro_batches";

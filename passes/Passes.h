@@ -24,51 +24,76 @@ namespace zero {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-/// Every option of the stage pipeline, declared once. The registered
-/// pipeline `zero-stage-pipeline{...}` parses it; `zero-opt --stage=N` fills
-/// it from its flags and runs the pipeline through its textual form, which
-/// `--print-pipeline` prints, so `--pass-pipeline=` with that text runs
+/// Every option of the stage pipeline, declared once: the registered
+/// pipeline `zero-stage-pipeline{...}` parses it, and zero-opt offers each
+/// option as a flag of the same name and help (`--stage=3 --world-size=4
+/// ...`), builds the pipeline's text from the flags given, and runs that
+/// text, which `--print-pipeline` prints; so `--pass-pipeline=` with it runs
 /// exactly what `--stage` does.
 struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
-  Option<int64_t> stage{*this, "stage", llvm::cl::desc("ZeRO stage (0-3)"),
-                        llvm::cl::init(0)};
-  Option<int64_t> worldSize{*this, "world-size",
-                            llvm::cl::desc("Number of data-parallel ranks"),
-                            llvm::cl::init(1)};
-  Option<int64_t> microBatches{
-      *this, "micro-batches",
-      llvm::cl::desc("Micro-batches accumulated per optimizer step "
-                     "(zero-accumulate-gradients)"),
-      llvm::cl::init(1)};
+  Option<int64_t> stage{
+      *this, "stage",
+      llvm::cl::desc("Run the whole pipeline of ZeRO stage N (0-3), from "
+                     "@forward to the LLVM dialect"),
+      llvm::cl::value_desc("N"), llvm::cl::init(0)};
+  Option<int64_t> worldSize{
+      *this, "world-size",
+      llvm::cl::desc("Number of data-parallel ranks (mpirun -np); required "
+                     "for stages 1-3, 1 by default at stage 0"),
+      llvm::cl::value_desc("N"), llvm::cl::init(1)};
+  Option<int64_t> gradAccum{
+      *this, "grad-accum",
+      llvm::cl::desc("Micro-batches of --batch accumulated (in float32) per "
+                     "optimizer step"),
+      llvm::cl::value_desc("K"), llvm::cl::init(1)};
   Option<int64_t> prefetch{
       *this, "prefetch",
-      llvm::cl::desc("zero-schedule-overlap: stage-3 all-gathers started "
-                     "ahead; -1 keeps every collective blocking"),
-      llvm::cl::init(1)};
+      llvm::cl::desc("Overlap: all-gathers started ahead of their turn "
+                     "(default 1); -1 keeps every collective blocking (no "
+                     "overlap)"),
+      llvm::cl::value_desc("N"), llvm::cl::init(1)};
   Option<int64_t> maxLiveGatherBytes{
       *this, "max-live-gather-bytes",
-      llvm::cl::desc("zero-schedule-overlap: cap on gathered bytes in flight "
-                     "(0: none)"),
-      llvm::cl::init(0)};
+      llvm::cl::desc("Overlap: cap on the bytes of prefetched gathered "
+                     "parameters in flight (0: no cap)"),
+      llvm::cl::value_desc("bytes"), llvm::cl::init(0)};
   Option<int64_t> bucketBytes{
       *this, "bucket-bytes",
-      llvm::cl::desc("zero-bucket-collectives: bytes per gradient bucket; 0 "
-                     "leaves every collective of its own"),
-      llvm::cl::init(0)};
+      llvm::cl::desc("Bucketing: reduce gradients in buckets of this many "
+                     "bytes and gather each unit's (transformer block's) "
+                     "parameters with one collective (0, the default: one "
+                     "collective per tensor; 26214400 = 25 MiB is PyTorch "
+                     "DDP's bucket)"),
+      llvm::cl::value_desc("bytes"), llvm::cl::init(0)};
   ListOption<std::string> keepGatheredUnits{
       *this, "keep-gathered",
-      llvm::cl::desc("zero-keep-gathered (stage 3): units whose forward "
-                     "gathers the backward reads; 'all' alone: every unit")};
+      llvm::cl::desc("Stage 3: keep these units' parameters gathered from "
+                     "forward to backward (no reshard after forward); 'all' "
+                     "for every unit, else names like h.0,h.11"),
+      llvm::cl::value_desc("all|unit,...")};
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
-      llvm::cl::desc("nn-fuse-epilogues: linear layers (and GELU) as one "
-                     "fused GEMM"),
+      llvm::cl::desc("Fuse each linear layer's bias (and a following GELU) "
+                     "into its GEMM: one cuBLASLt call with a bias/GELU "
+                     "epilogue on the GPU, the same kernels in sequence on "
+                     "the CPU (default true)"),
       llvm::cl::init(true)};
   Option<bool> stopAtZrt{
       *this, "stop-at-zrt",
-      llvm::cl::desc("Stop at the planned zrt program (for zero-report) "
-                     "instead of going on to the LLVM dialect"),
+      llvm::cl::desc("Stop at the planned zrt program (what zero-report "
+                     "reads) instead of going on to the LLVM dialect"),
       llvm::cl::init(false)};
+
+  /// Checks the values together. Returns the first problem, worded for
+  /// zero-opt's flags of the same names, or "" when they are fine.
+  std::string check() const;
+
+  /// Calls `fn` with every option (zero-opt offers each as a flag).
+  void forEachOption(
+      llvm::function_ref<void(const llvm::cl::Option &)> fn) const {
+    for (const auto &entry : OptionsMap)
+      fn(*entry.second);
+  }
 };
 
 /// Adds the pipeline of one ZeRO stage, from @forward to the LLVM dialect.

@@ -20,6 +20,10 @@ def SplitBatch : Pass<"zero-split-batch", "::mlir::ModuleOp"> {
     global mean. The arguments get `zero.placement = #zero.placement<data,
     sharded>`. With `world-size=1` only the divisor and placement are added.
     Fails when the global batch does not divide by the world size.
+
+    It also states the world size once for the whole module:
+    `zero.group @dp world_size(N)`, the group every later pass and every
+    collective (`over @dp`) reads it from.
   }];
   let options = [
     Option<"worldSize", "world-size", "int64_t", "1",
@@ -106,16 +110,15 @@ def Placement : Pass<"zero-placement", "::mlir::ModuleOp"> {
   let summary = "Decides, per ZeRO stage, which training state is sharded";
   let description = [{
     Attaches `zero.placement = #zero.placement<role, distribution>` to every
-    argument of `@train_step`, and `zero.stage` / `zero.world_size` to the
-    function. Stage 0 replicates everything (DDP); stage 1 shards the
+    argument of `@train_step` and records the stage on the module's
+    data-parallel group (`zero.group @dp world_size(N) stage(S)`), whose
+    world size it shards over. Stage 0 replicates everything (DDP); stage 1 shards the
     optimizer moments; stage 2 also the gradients; stage 3 also the
     parameters. Data keeps the row split of `zero-split-batch`. No op
     changes here: `zero-insert-collectives` realises the placement.
   }];
   let options = [
     Option<"stage", "stage", "int64_t", "0", "ZeRO stage (0-3)">,
-    Option<"worldSize", "world-size", "int64_t", "1",
-           "Number of data-parallel ranks">,
   ];
   let dependentDialects = ["::zero::sharding::ZeroDialect"];
 }
@@ -281,7 +284,8 @@ def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {
     Input: `@train_step` on tensors, with placements and collectives, and
     `@train_apply` when gradients are accumulated.
     Output: the zrt program (the `zrt` dialect): `@zero_program_describe`,
-    whose `zrt.declare_*` ops declare the program and each argument to the
+    whose `zrt.declare_*` ops declare the program (with the world size and
+    stage of the `zero.group`, which goes away) and each argument to the
     runtime, and `@zero_program_step`, whose arguments are the buffers of
     `@train_step`'s plus the loss output (`zrt.loss`), and in which every
     tensor is a buffer (a `memref` of its shape) and every op a `zrt` op.

@@ -11,13 +11,41 @@ using namespace mlir;
 
 namespace zero {
 
+std::string StageOptions::check() const {
+  std::string problem;
+  llvm::raw_string_ostream os(problem);
+  if (stage < 0 || stage > 3)
+    os << "--stage=" << stage << " is not a ZeRO stage; use 0, 1, 2 or 3";
+  else if (stage >= 1 && !worldSize.hasValue())
+    os << "--stage=" << stage
+       << " requires --world-size=N, the number of ranks the program will "
+          "run on (mpirun -np N)";
+  else if (worldSize < 1)
+    os << "--world-size must be at least 1, got " << worldSize;
+  else if (gradAccum < 1)
+    os << "--grad-accum must be at least 1, got " << gradAccum;
+  else if (prefetch < -1 || maxLiveGatherBytes < 0)
+    os << "--prefetch must be -1 or more and --max-live-gather-bytes not "
+          "negative";
+  else if (bucketBytes < 0)
+    os << "--bucket-bytes must not be negative, got " << bucketBytes;
+  else if (!keepGatheredUnits.empty() && stage != 3)
+    os << "--keep-gathered keeps stage 3's gathered parameters from forward "
+          "to backward; at --stage="
+       << stage << " parameters are never resharded";
+  else if (llvm::is_contained(keepGatheredUnits, "all") &&
+           keepGatheredUnits.size() > 1)
+    os << "--keep-gathered=all already names every unit; do not list others";
+  return problem;
+}
+
 void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
-  pm.addPass(createSplitBatch({options.worldSize, options.microBatches}));
+  pm.addPass(createSplitBatch({options.worldSize, options.gradAccum}));
   pm.addPass(createAutodiff());
   pm.addPass(createAdamW());
   if (options.fuseEpilogues)
     pm.addPass(createFuseEpilogues());
-  pm.addPass(createPlacement({options.stage, options.worldSize}));
+  pm.addPass(createPlacement({options.stage}));
   pm.addPass(createInsertCollectives());
   const auto &keepUnits = options.keepGatheredUnits;
   if (!keepUnits.empty()) {
@@ -27,7 +55,7 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
     pm.addPass(createKeepGathered(keep));
   }
   pm.addPass(createClipGradNorm());
-  pm.addPass(createAccumulateGradients({options.microBatches}));
+  pm.addPass(createAccumulateGradients({options.gradAccum}));
   if (options.bucketBytes > 0)
     pm.addPass(createBucketCollectives({options.bucketBytes,
                                         /*gatherUnits=*/true}));
@@ -54,11 +82,25 @@ void registerAllZeroPasses() {
   registerPass([] { return createReconcileUnrealizedCastsPass(); });
   registerPass([] { return createCanonicalizerPass(); });
   registerPass([] { return createCSEPass(); });
-  PassPipelineRegistration<StageOptions>(
+  // As PassPipelineRegistration<StageOptions> does, plus StageOptions::check,
+  // so that the pipeline refuses by name what zero-opt --stage refuses.
+  registerPassPipeline(
       "zero-stage-pipeline",
       "The whole zero-opt pipeline for one ZeRO stage, from @forward to the "
       "LLVM dialect (what zero-opt --stage=N runs)",
-      buildStagePipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        StageOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (std::string problem = options.check(); !problem.empty())
+          return errorHandler("zero-stage-pipeline: " + problem);
+        buildStagePipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> printOptions) {
+        printOptions(StageOptions());
+      });
 }
 
 } // namespace zero

@@ -53,14 +53,16 @@ struct PlacementPass : zero::impl::PlacementBase<PlacementPass> {
                                        "run nn-autodiff and zero-adamw first");
     if (!func)
       return signalPassFailure();
+    GroupOp group = getDataParallelGroup(getOperation());
+    if (!group) {
+      func.emitError() << getArgument() << ": the module has no zero.group @"
+                       << kDataParallelGroup
+                       << " to shard over; run zero-split-batch first";
+      return signalPassFailure();
+    }
     if (stage < 0 || stage > 3) {
       func.emitError() << getArgument() << ": stage must be 0, 1, 2 or 3, got "
                        << stage.getValue();
-      return signalPassFailure();
-    }
-    if (worldSize < 1) {
-      func.emitError() << getArgument()
-                       << ": world-size must be at least 1, got " << worldSize.getValue();
       return signalPassFailure();
     }
     MLIRContext *ctx = &getContext();
@@ -69,9 +71,7 @@ struct PlacementPass : zero::impl::PlacementBase<PlacementPass> {
       func.setArgAttr(i, kPlacementAttrName,
                       PlacementAttr::get(ctx, role, distributionFor(role, stage)));
     }
-    Builder b(ctx);
-    func->setAttr(kStageAttrName, b.getI64IntegerAttr(stage));
-    func->setAttr(kWorldSizeAttrName, b.getI64IntegerAttr(worldSize));
+    group.setStage(stage.getValue());
     func->setAttr(kGradPlacementAttrName,
                   PlacementAttr::get(ctx, Role::Grad,
                                      distributionFor(Role::Grad, stage)));

@@ -178,7 +178,10 @@ LogicalResult emitProgramDescription(func::FuncOp trainStep,
     auto attr = trainStep->getAttrOfType<IntegerAttr>(name);
     return attr ? attr.getInt() : 0;
   };
-  int64_t worldSize = std::max<int64_t>(1, intAttr(kWorldSizeAttrName));
+  // A program that never went through zero-split-batch runs on one rank.
+  sharding::GroupOp group = sharding::getDataParallelGroup(module);
+  int64_t worldSize = group ? group.getWorldSize() : 1;
+  int64_t stage = group ? group.getStage().value_or(0) : 0;
   SmallVector<ArgDescription> args;
   for (unsigned i = 0, e = trainStep.getNumArguments(); i < e; ++i) {
     FailureOr<ArgDescription> desc = describeArgument(trainStep, i, passName);
@@ -198,7 +201,7 @@ LogicalResult emitProgramDescription(func::FuncOp trainStep,
                                        b.getFunctionType({}, {}));
   b.setInsertionPointToStart(describe.addEntryBlock());
   zrt::DeclareProgramOp::create(
-      b, loc, worldSize, intAttr(kStageAttrName),
+      b, loc, worldSize, stage,
       static_cast<zrt::Task>(shape->task), shape->globalBatch, shape->seqLen,
       shape->numFeatures, shape->numClasses);
   zrt::DeclareMicroBatchesOp::create(

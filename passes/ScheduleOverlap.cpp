@@ -67,18 +67,14 @@ struct ScheduleOverlapPass
       Value input = op->getOperand(0);
       auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
       auto futureType = FutureType::get(&getContext(), resultType);
-      auto group = op->getAttrOfType<StringAttr>("group");
-      auto worldSize = op->getAttrOfType<IntegerAttr>("world_size");
+      auto group = op->getAttrOfType<FlatSymbolRefAttr>("group");
       Operation *start;
       if (isa<AllGatherOp>(op))
-        start = AllGatherStartOp::create(b, loc, futureType, input, group,
-                                         worldSize);
+        start = AllGatherStartOp::create(b, loc, futureType, input, group);
       else if (isa<ReduceScatterOp>(op))
-        start = ReduceScatterStartOp::create(b, loc, futureType, input, group,
-                                             worldSize);
+        start = ReduceScatterStartOp::create(b, loc, futureType, input, group);
       else
-        start = AllReduceStartOp::create(b, loc, futureType, input, group,
-                                         worldSize);
+        start = AllReduceStartOp::create(b, loc, futureType, input, group);
       auto wait = WaitOp::create(b, loc, resultType, start->getResult(0));
       op->getResult(0).replaceAllUsesWith(wait.getResult());
       op->erase();

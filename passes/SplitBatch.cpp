@@ -62,8 +62,23 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
   void runOnOperation() override {
     func::FuncOp func = lookupFunction(getOperation(), kForwardFuncName,
                                        getArgument(), "the model's forward");
-    if (!func || failed(splitArguments(func)) || failed(retypeBody(func)))
+    if (!func || failed(splitArguments(func)) || failed(retypeBody(func)) ||
+        failed(declareGroup(func)))
       return signalPassFailure();
+  }
+
+  /// States the world size once for the module: zero.group @dp, which every
+  /// later pass and every collective reads.
+  LogicalResult declareGroup(func::FuncOp func) {
+    ModuleOp module = getOperation();
+    if (GroupOp existing = getDataParallelGroup(module))
+      return existing.emitError()
+             << getArgument() << ": the module already declares its "
+             << "data-parallel group; split the batch once";
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    GroupOp::create(b, func.getLoc(), kDataParallelGroup, worldSize.getValue(),
+                    /*stage=*/nullptr);
+    return success();
   }
 
   /// Divides the leading dimension of every data argument by the world size.

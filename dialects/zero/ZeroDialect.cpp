@@ -34,7 +34,7 @@ void ZeroDialect::initialize() {
 
 /// Checks the argument attributes of the dialect: `zero.placement` holds a
 /// #zero.placement, and `zero.unsharded_type` (on a sharded argument) is the
-/// whole tensor whose shard over the function's `zero.world_size` ranks the
+/// whole tensor whose shard over the ranks of the module's zero.group the
 /// argument holds.
 LogicalResult ZeroDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
@@ -56,16 +56,20 @@ LogicalResult ZeroDialect::verifyRegionArgAttribute(Operation *op,
   if (!full || !full.hasStaticShape())
     return op->emitError() << "argument #" << argIndex << ": '" << name
                            << "' must be a statically shaped tensor type";
-  auto worldSize = op->getAttrOfType<IntegerAttr>("zero.world_size");
+  auto module = op->getParentOfType<ModuleOp>();
+  GroupOp group = module ? getDataParallelGroup(module) : GroupOp();
   auto function = dyn_cast<FunctionOpInterface>(op);
-  if (!worldSize || !function || worldSize.getInt() < 1)
+  if (!group || !function)
     return op->emitError() << "argument #" << argIndex << ": '" << name
-                           << "' needs a function with zero.world_size";
+                           << "' needs a function in a module with a "
+                              "zero.group @"
+                           << kDataParallelGroup;
+  int64_t worldSize = group.getWorldSize();
   auto shard = dyn_cast<ShapedType>(function.getArgumentTypes()[argIndex]);
-  int64_t expected = shardSize(full.getNumElements(), worldSize.getInt());
+  int64_t expected = shardSize(full.getNumElements(), worldSize);
   if (!shard || shard.getRank() != 1 || shard.getNumElements() != expected)
     return op->emitError() << "argument #" << argIndex << " holds a shard of "
-                           << full << " over " << worldSize.getInt()
+                           << full << " over " << worldSize
                            << " ranks, so it must be tensor<" << expected
                            << "xf32>, got " << function.getArgumentTypes()[argIndex];
   return success();

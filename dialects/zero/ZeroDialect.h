@@ -3,11 +3,14 @@
 #define ZERO_DIALECTS_ZERO_ZERODIALECT_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -23,14 +26,26 @@
 
 #include "dialects/zero/ZeroInterfaces.h.inc"
 
+namespace zero::sharding {
+class GroupOp;
+/// The zero.group `group` names, seen from `op`; null when there is none
+/// (the verifiers of the ops that name a group refuse that).
+GroupOp lookupGroup(mlir::Operation *op, mlir::FlatSymbolRefAttr group);
+} // namespace zero::sharding
+
 #define GET_OP_CLASSES
 #include "dialects/zero/ZeroOps.h.inc"
 
 namespace zero::sharding {
 /// Argument attribute holding a #zero.placement.
 inline constexpr llvm::StringLiteral kPlacementAttrName = "zero.placement";
-/// The data-parallel group every collective runs over.
+/// The symbol of the data-parallel group (zero.group @dp) every collective
+/// runs over.
 inline constexpr llvm::StringLiteral kDataParallelGroup = "dp";
+
+/// The module's data-parallel group, or null before zero-split-batch
+/// declared it.
+GroupOp getDataParallelGroup(mlir::ModuleOp module);
 
 /// Elements of one rank's shard of a tensor of `numElements` elements.
 inline int64_t shardSize(int64_t numElements, int64_t worldSize) {

@@ -9,15 +9,36 @@ using namespace zero::sharding;
 
 #include "dialects/zero/ZeroInterfaces.cpp.inc"
 
-/// Checks (C1) and, when `full`/`shard` are given, (C2) of the ops that move
-/// between a whole tensor and its flat shard.
-static LogicalResult verifyShardPair(Operation *op, int64_t worldSize,
+GroupOp zero::sharding::lookupGroup(Operation *op, FlatSymbolRefAttr group) {
+  return SymbolTable::lookupNearestSymbolFrom<GroupOp>(op, group);
+}
+
+GroupOp zero::sharding::getDataParallelGroup(ModuleOp module) {
+  return SymbolTable::lookupNearestSymbolFrom<GroupOp>(
+      module, StringAttr::get(module.getContext(), kDataParallelGroup));
+}
+
+LogicalResult GroupOp::verify() {
+  if (getWorldSize() < 1)
+    return emitOpError("(C1) world_size must be at least 1, got ")
+           << getWorldSize();
+  if (std::optional<int64_t> stage = getStage(); stage && (*stage < 0 || *stage > 3))
+    return emitOpError("(C2) stage must be 0, 1, 2 or 3, got ") << *stage;
+  return success();
+}
+
+/// Checks (C1), that `group` names a zero.group, and, when `full`/`shard`
+/// are given, (C2): the shard is the padded 1/W of the whole tensor.
+static LogicalResult verifyShardPair(Operation *op, FlatSymbolRefAttr group,
+                                     SymbolTableCollection &symbols,
                                      ShapedType full, ShapedType shard) {
-  if (worldSize < 1)
-    return op->emitOpError("(C1) world_size must be at least 1, got ")
-           << worldSize;
+  auto groupOp = symbols.lookupNearestSymbolFrom<GroupOp>(op, group);
+  if (!groupOp)
+    return op->emitOpError("(C1) '")
+           << group.getValue() << "' does not name a zero.group of the module";
   if (!full || !shard)
     return success();
+  int64_t worldSize = groupOp.getWorldSize();
   int64_t expected = shardSize(full.getNumElements(), worldSize);
   if (shard.getNumElements() != expected)
     return op->emitOpError("(C2) a shard of ")
@@ -26,23 +47,21 @@ static LogicalResult verifyShardPair(Operation *op, int64_t worldSize,
   return success();
 }
 
-LogicalResult AllGatherOp::verify() {
-  return verifyShardPair(*this, getWorldSize(), getResult().getType(),
-                         getInput().getType());
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyShardPair(*this, getGroupAttr(), symbols,
+                         getResult().getType(), getInput().getType());
 }
-
-LogicalResult ReduceScatterOp::verify() {
-  return verifyShardPair(*this, getWorldSize(), getInput().getType(),
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyShardPair(*this, getGroupAttr(), symbols, getInput().getType(),
                          getResult().getType());
 }
-
-LogicalResult LocalShardOp::verify() {
-  return verifyShardPair(*this, getWorldSize(), getInput().getType(),
+LogicalResult LocalShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyShardPair(*this, getGroupAttr(), symbols, getInput().getType(),
                          getResult().getType());
 }
-
-LogicalResult AllReduceOp::verify() {
-  return verifyShardPair(*this, getWorldSize(), nullptr, nullptr);
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyShardPair(*this, getGroupAttr(), symbols, nullptr, nullptr);
 }
 
 /// A collective's traffic over `full`, the whole tensor, by zrt.h's formula.
@@ -76,24 +95,30 @@ static WaitOp waitOf(StartOp op) {
 }
 
 LogicalResult AllGatherStartOp::verify() {
-  if (failed(verifyShardPair(*this, getWorldSize(), getValueType(),
-                             getInput().getType())))
-    return failure();
   return verifyOneWait(*this, getFuture());
 }
 LogicalResult ReduceScatterStartOp::verify() {
-  if (failed(verifyShardPair(*this, getWorldSize(), getInput().getType(),
-                             getValueType())))
-    return failure();
   return verifyOneWait(*this, getFuture());
 }
 LogicalResult AllReduceStartOp::verify() {
-  if (failed(verifyShardPair(*this, getWorldSize(), nullptr, nullptr)))
-    return failure();
   if (getValueType() != getInput().getType())
     return emitOpError("(C2) the future's tensor must have the input's type ")
            << getInput().getType() << ", got " << getValueType();
   return verifyOneWait(*this, getFuture());
+}
+LogicalResult
+AllGatherStartOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyShardPair(*this, getGroupAttr(), symbols, getValueType(),
+                         getInput().getType());
+}
+LogicalResult
+ReduceScatterStartOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyShardPair(*this, getGroupAttr(), symbols, getInput().getType(),
+                         getValueType());
+}
+LogicalResult
+AllReduceStartOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyShardPair(*this, getGroupAttr(), symbols, nullptr, nullptr);
 }
 WaitOp AllGatherStartOp::getWait() { return waitOf(*this); }
 WaitOp ReduceScatterStartOp::getWait() { return waitOf(*this); }

@@ -3,6 +3,7 @@
 #define ZERO_ZERO_OPS
 
 include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "dialects/zero/ZeroDialect.td"
@@ -16,36 +17,83 @@ class Zero_Op<string mnemonic, list<Trait> traits = []>
 def Zero_Shard : 1DTensorOf<[F32, BF16]>;
 def Zero_AnyTensor : RankedTensorOf<[F32, BF16]>;
 
+//===----------------------------------------------------------------------===//
+// The data-parallel group
+//===----------------------------------------------------------------------===//
+
+def Zero_GroupOp : Zero_Op<"group", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "the ranks a program runs on, and its ZeRO stage over them";
+  let description = [{
+    States once, for the whole module, how many ranks the program runs on
+    and, from `zero-placement` on, which ZeRO stage shards its training
+    state over them. Every collective and shard op names the group
+    (`over @dp`) and reads the world size from it; `zero-split-batch`
+    declares it, `zero-placement` records the stage, and lowering turns it
+    into the program's declaration (`zrt.declare_program`).
+
+    ```mlir
+    zero.group @dp world_size(4) stage(3)
+    ```
+
+    Constraints:
+    - (C1) `world_size` is at least 1.
+    - (C2) `stage`, when set, is 0, 1, 2 or 3.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$world_size,
+                       OptionalAttr<I64Attr>:$stage);
+  let assemblyFormat = [{
+    $sym_name `world_size` `(` $world_size `)` (`stage` `(` $stage^ `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+// The accessors of an op that runs over a zero.group (`over @dp`); ops that
+// use them set `extraClassDefinition = Zero_GroupAccessorDefs`.
+defvar Zero_GroupAccessors = [{
+    /// The group this op runs over (the verifier checked that it exists).
+    ::zero::sharding::GroupOp getGroupOp();
+    /// The number of ranks of the group.
+    int64_t getWorldSize();
+}];
+defvar Zero_GroupAccessorDefs = [{
+  ::zero::sharding::GroupOp $cppClass::getGroupOp() {
+    return ::zero::sharding::lookupGroup(getOperation(), getGroupAttr());
+  }
+  int64_t $cppClass::getWorldSize() { return getGroupOp().getWorldSize(); }
+}];
+
 // Collectives read and write memory on every rank of the group, in the same
 // order everywhere: they are side-effecting so that no pass reorders,
 // duplicates or drops one on some ranks only.
 class Zero_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : Zero_Op<mnemonic, !listconcat(traits, [
         DeclareOpInterfaceMethods<Zero_CollectiveOpInterface>,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
         MemoryEffects<[MemRead, MemWrite]>])> {
-  let hasVerifier = 1;
+  let extraClassDeclaration = Zero_GroupAccessors;
+  let extraClassDefinition = Zero_GroupAccessorDefs;
 }
 
 def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather",
     [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "gathers every rank's shard into the full tensor";
   let description = [{
-    Concatenates the 1-D shards of all `world_size` ranks of `group` and
+    Concatenates the 1-D shards of all ranks of `group` and
     returns the first N elements, reshaped to the result type (N elements).
 
     ```mlir
-    %w = zero.all_gather %w_shard over "dp"(4) : tensor<95xf32> -> tensor<19x20xf32>
+    %w = zero.all_gather %w_shard over @dp : tensor<95xf32> -> tensor<19x20xf32>
     ```
 
     Constraints:
-    - (C1) `world_size` is at least 1.
-    - (C2) the shard has ceil(N / world_size) elements, N being the number of
-      elements of the result.
+    - (C1) `group` names a `zero.group` of the module.
+    - (C2) the shard has ceil(N / W) elements, N being the number of
+      elements of the result and W the group's world size.
   }];
-  let arguments = (ins Zero_Shard:$input, StrAttr:$group, I64Attr:$world_size);
+  let arguments = (ins Zero_Shard:$input, FlatSymbolRefAttr:$group);
   let results = (outs Zero_AnyTensor:$result);
   let assemblyFormat = [{
-    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` type($result)
+    $input `over` $group attr-dict `:` type($input) `->` type($result)
   }];
 }
 
@@ -53,22 +101,22 @@ def Zero_ReduceScatterOp : Zero_CollectiveOp<"reduce_scatter",
     [AllElementTypesMatch<["input", "result"]>]> {
   let summary = "sums a tensor over all ranks and keeps this rank's shard";
   let description = [{
-    Sums `input` elementwise over the `world_size` ranks of `group` and
+    Sums `input` elementwise over the ranks of `group` and
     returns this rank's flat, zero-padded shard of the sum.
 
     ```mlir
-    %g_shard = zero.reduce_scatter %g over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
+    %g_shard = zero.reduce_scatter %g over @dp : tensor<19x20xf32> -> tensor<95xf32>
     ```
 
     Constraints:
-    - (C1) `world_size` is at least 1.
-    - (C2) the result has ceil(N / world_size) elements, N being the number
-      of elements of the input.
+    - (C1) `group` names a `zero.group` of the module.
+    - (C2) the result has ceil(N / W) elements, N being the number of
+      elements of the input and W the group's world size.
   }];
-  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let arguments = (ins Zero_AnyTensor:$input, FlatSymbolRefAttr:$group);
   let results = (outs Zero_Shard:$result);
   let assemblyFormat = [{
-    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` type($result)
+    $input `over` $group attr-dict `:` type($input) `->` type($result)
   }];
 }
 
@@ -80,21 +128,22 @@ def Zero_AllReduceOp : Zero_CollectiveOp<"all_reduce",
     data-parallel gradient reduction of stage 0, and the loss.
 
     ```mlir
-    %g = zero.all_reduce %local_g over "dp"(4) : tensor<19x20xf32>
+    %g = zero.all_reduce %local_g over @dp : tensor<19x20xf32>
     ```
 
     Constraints:
-    - (C1) `world_size` is at least 1.
+    - (C1) `group` names a `zero.group` of the module.
   }];
-  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let arguments = (ins Zero_AnyTensor:$input, FlatSymbolRefAttr:$group);
   let results = (outs Zero_AnyTensor:$result);
   let assemblyFormat = [{
-    $input `over` $group `(` $world_size `)` attr-dict `:` type($result)
+    $input `over` $group attr-dict `:` type($result)
   }];
 }
 
 def Zero_LocalShardOp : Zero_Op<"local_shard",
-    [Pure, AllElementTypesMatch<["input", "result"]>]> {
+    [Pure, AllElementTypesMatch<["input", "result"]>,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "this rank's shard of a replicated tensor (no communication)";
   let description = [{
     Slices this rank's flat, zero-padded shard out of a tensor that every rank
@@ -102,20 +151,21 @@ def Zero_LocalShardOp : Zero_Op<"local_shard",
     replicated parameter.
 
     ```mlir
-    %p_shard = zero.local_shard %p over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
+    %p_shard = zero.local_shard %p over @dp : tensor<19x20xf32> -> tensor<95xf32>
     ```
 
     Constraints:
-    - (C1) `world_size` is at least 1.
-    - (C2) the result has ceil(N / world_size) elements, N being the number
-      of elements of the input.
+    - (C1) `group` names a `zero.group` of the module.
+    - (C2) the result has ceil(N / W) elements, N being the number of
+      elements of the input and W the group's world size.
   }];
-  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let arguments = (ins Zero_AnyTensor:$input, FlatSymbolRefAttr:$group);
   let results = (outs Zero_Shard:$result);
   let assemblyFormat = [{
-    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` type($result)
+    $input `over` $group attr-dict `:` type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
+  let extraClassDeclaration = Zero_GroupAccessors;
+  let extraClassDefinition = Zero_GroupAccessorDefs;
 }
 
 def Zero_ReleaseOp : Zero_Op<"release", [MemoryEffects<[MemFree]>]> {
@@ -210,11 +260,13 @@ class Zero_StartOp<string mnemonic, string blocking, string ioConstraints>
       # "transfer starts here and runs while the ops between the start and "
       # "its `zero.wait` execute. Collectives start and run in program order "
       # "on every rank.\n\nConstraints:\n"
-      # "- (C1) `world_size` is at least 1.\n"
+      # "- (C1) `group` names a `zero.group` of the module.\n"
       # "- (C2) " # ioConstraints # "\n"
       # "- (C3) the future has exactly one use, a `zero.wait`.";
   let results = (outs Zero_FutureType:$future);
-  let extraClassDeclaration = [{
+  let hasVerifier = 1;
+  let extraClassDefinition = Zero_GroupAccessorDefs;
+  let extraClassDeclaration = Zero_GroupAccessors # [{
     /// The tensor the collective produces.
     ::mlir::RankedTensorType getValueType() {
       return getFuture().getType().getValueType();
@@ -225,29 +277,29 @@ class Zero_StartOp<string mnemonic, string blocking, string ioConstraints>
 }
 
 def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start", "all_gather",
-    "the shard has ceil(N / world_size) elements, N being the number of "
+    "the shard has ceil(N / W) elements, N being the number of "
     "elements of the future's tensor."> {
-  let arguments = (ins Zero_Shard:$input, StrAttr:$group, I64Attr:$world_size);
+  let arguments = (ins Zero_Shard:$input, FlatSymbolRefAttr:$group);
   let assemblyFormat = [{
-    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($future))
+    $input `over` $group attr-dict `:` type($input) `->` qualified(type($future))
   }];
 }
 
 def Zero_ReduceScatterStartOp : Zero_StartOp<"reduce_scatter_start",
     "reduce_scatter",
-    "the future's tensor has ceil(N / world_size) elements, N being the "
+    "the future's tensor has ceil(N / W) elements, N being the "
     "number of elements of the input."> {
-  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let arguments = (ins Zero_AnyTensor:$input, FlatSymbolRefAttr:$group);
   let assemblyFormat = [{
-    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($future))
+    $input `over` $group attr-dict `:` type($input) `->` qualified(type($future))
   }];
 }
 
 def Zero_AllReduceStartOp : Zero_StartOp<"all_reduce_start", "all_reduce",
     "the future's tensor has the type of the input."> {
-  let arguments = (ins Zero_AnyTensor:$input, StrAttr:$group, I64Attr:$world_size);
+  let arguments = (ins Zero_AnyTensor:$input, FlatSymbolRefAttr:$group);
   let assemblyFormat = [{
-    $input `over` $group `(` $world_size `)` attr-dict `:` type($input) `->` qualified(type($future))
+    $input `over` $group attr-dict `:` type($input) `->` qualified(type($future))
   }];
 }
 

@@ -1,5 +1,5 @@
-// RUN: zero-opt %s --zero-split-batch="world-size=2 micro-batches=2" --nn-autodiff --zero-adamw --zero-placement="stage=2 world-size=2" --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients=micro-batches=2 | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=2 world-size=2" --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients=micro-batches=1 | FileCheck %s --check-prefix=ONE
+// RUN: zero-opt %s --zero-split-batch="world-size=2 micro-batches=2" --nn-autodiff --zero-adamw --zero-placement=stage=2 --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients=micro-batches=2 | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=2 --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients=micro-batches=1 | FileCheck %s --check-prefix=ONE
 
 // Two micro-batches of 2 rows per rank: the loss divides by all 8 rows of
 // the step. The micro-step adds each reduced gradient shard into a float32

@@ -1,7 +1,7 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=100" | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=0 world-size=2" --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=100" | FileCheck %s --check-prefix=STAGE0
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=0 gather-units=false" | FileCheck %s --check-prefix=OFF
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=100" --zero-schedule-overlap=prefetch=1 | FileCheck %s --check-prefix=OVERLAP
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=100" | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=0 --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=100" | FileCheck %s --check-prefix=STAGE0
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=0 gather-units=false" | FileCheck %s --check-prefix=OFF
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=100" --zero-schedule-overlap=prefetch=1 | FileCheck %s --check-prefix=OVERLAP
 
 // Stage 3, units h.0 and h.1 (weight + bias each) and a head of its own.
 // Each unit's shards are packed and gathered by one all-gather where its
@@ -12,7 +12,7 @@
 // CHECK-SAME: %[[W1:[^:]*]]: tensor<13xf32> {nn.param = "h.1.fc.weight"
 // CHECK-SAME: %[[B1:[^:]*]]: tensor<3xf32> {nn.param = "h.1.fc.bias"
 // CHECK: %[[P0:.*]] = zero.pack %[[W0]], %[[B0]] chunks(1) : tensor<8xf32>, tensor<3xf32> -> tensor<11xf32>
-// CHECK-NEXT: %[[G0:.*]] = zero.all_gather %[[P0]] over "dp"(2) : tensor<11xf32> -> tensor<22xf32>
+// CHECK-NEXT: %[[G0:.*]] = zero.all_gather %[[P0]] over @dp : tensor<11xf32> -> tensor<22xf32>
 // CHECK-NEXT: %[[U0:.*]]:2 = zero.unpack %[[G0]] chunks(2) : tensor<22xf32> -> tensor<3x5xf32>, tensor<5xf32>
 // CHECK-NEXT: nn.matmul %{{.*}}, %[[U0]]#0
 // Releases stay per parameter, after each one's last use.
@@ -20,7 +20,7 @@
 // CHECK-NEXT: nn.bias_add %{{.*}}, %[[U0]]#1
 // CHECK-NEXT: zero.release %[[U0]]#1
 // CHECK: zero.pack %[[W1]], %[[B1]] chunks(1)
-// CHECK: zero.all_gather %{{.*}} over "dp"(2) : tensor<5xf32> -> tensor<5x2xf32>
+// CHECK: zero.all_gather %{{.*}} over @dp : tensor<5xf32> -> tensor<5x2xf32>
 
 // Backward: gradients in production order, in buckets of at most 100
 // bytes. Head weight (40 B) + h.1 bias (20 B) make a bucket; h.1's weight
@@ -29,10 +29,10 @@
 // out in 2 chunks (one per rank), and each is reduced as soon as its last
 // gradient exists.
 // CHECK: %[[BK1:.*]] = zero.pack %{{.*}}, %{{.*}} chunks(2) : tensor<5x2xf32>, tensor<5xf32> -> tensor<16xf32>
-// CHECK-NEXT: %[[R1:.*]] = zero.reduce_scatter %[[BK1]] over "dp"(2) : tensor<16xf32> -> tensor<8xf32>
-// CHECK: zero.reduce_scatter %{{.*}} over "dp"(2) : tensor<5x5xf32> -> tensor<13xf32>
+// CHECK-NEXT: %[[R1:.*]] = zero.reduce_scatter %[[BK1]] over @dp : tensor<16xf32> -> tensor<8xf32>
+// CHECK: zero.reduce_scatter %{{.*}} over @dp : tensor<5x5xf32> -> tensor<13xf32>
 // CHECK: %[[BK2:.*]] = zero.pack %{{.*}}, %{{.*}} chunks(2) : tensor<5xf32>, tensor<3x5xf32> -> tensor<22xf32>
-// CHECK-NEXT: %[[R2:.*]] = zero.reduce_scatter %[[BK2]] over "dp"(2) : tensor<22xf32> -> tensor<11xf32>
+// CHECK-NEXT: %[[R2:.*]] = zero.reduce_scatter %[[BK2]] over @dp : tensor<22xf32> -> tensor<11xf32>
 // The shards are split out just before their first use (the optimizer).
 // CHECK-NEXT: zero.unpack %[[R2]] chunks(1) : tensor<11xf32> -> tensor<3xf32>, tensor<8xf32>
 // CHECK-NEXT: nn.adamw
@@ -42,11 +42,11 @@
 // Stage 0: the all-reduces of gradients are bucketed the same way (one
 // chunk); the loss's all-reduce is not a gradient and stays alone.
 // STAGE0: %[[B:.*]] = zero.pack %{{.*}}, %{{.*}} chunks(1) : tensor<5x2xf32>, tensor<5xf32> -> tensor<15xf32>
-// STAGE0-NEXT: %[[R:.*]] = zero.all_reduce %[[B]] over "dp"(2) : tensor<15xf32>
-// STAGE0: zero.all_reduce %{{.*}} over "dp"(2) : tensor<5x5xf32>
+// STAGE0-NEXT: %[[R:.*]] = zero.all_reduce %[[B]] over @dp : tensor<15xf32>
+// STAGE0: zero.all_reduce %{{.*}} over @dp : tensor<5x5xf32>
 // STAGE0: zero.pack %{{.*}}, %{{.*}} chunks(1) : tensor<5xf32>, tensor<3x5xf32> -> tensor<20xf32>
 // STAGE0: zero.unpack %[[R]] chunks(1) : tensor<15xf32> -> tensor<5x2xf32>, tensor<5xf32>
-// STAGE0: zero.all_reduce %{{.*}} over "dp"(2) : tensor<f32>
+// STAGE0: zero.all_reduce %{{.*}} over @dp : tensor<f32>
 
 // Both off: the collectives of zero-insert-collectives, untouched.
 // OFF-NOT: zero.pack

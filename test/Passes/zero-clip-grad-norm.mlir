@@ -1,5 +1,5 @@
-// RUN: zero-opt %s --nn-autodiff --zero-adamw --zero-placement="stage=0 world-size=2" --zero-insert-collectives --zero-clip-grad-norm | FileCheck %s --check-prefix=S0
-// RUN: zero-opt %s --nn-autodiff --zero-adamw --zero-placement="stage=2 world-size=2" --zero-insert-collectives --zero-clip-grad-norm | FileCheck %s --check-prefix=S2
+// RUN: zero-opt %s --nn-autodiff --zero-adamw --zero-placement=stage=0 --zero-insert-collectives --zero-clip-grad-norm | FileCheck %s --check-prefix=S0
+// RUN: zero-opt %s --nn-autodiff --zero-adamw --zero-placement=stage=2 --zero-insert-collectives --zero-clip-grad-norm | FileCheck %s --check-prefix=S2
 
 // Stage 0: every rank holds the whole reduced gradients, so the local sum of
 // squares is already the global one.
@@ -23,12 +23,15 @@
 // S2: %[[SW:.*]] = nn.sum_squares %{{.*}} : tensor<8xf32> -> tensor<f32>
 // S2-NEXT: %[[SB:.*]] = nn.sum_squares %{{.*}} : tensor<3xf32> -> tensor<f32>
 // S2-NEXT: %[[T:.*]] = nn.add %[[SW]], %[[SB]] : tensor<f32>
-// S2-NEXT: %[[G:.*]] = zero.all_reduce %[[T]] over "dp"(2) : tensor<f32>
+// S2-NEXT: %[[G:.*]] = zero.all_reduce %[[T]] over @dp : tensor<f32>
 // S2-NEXT: %[[C:.*]] = nn.clip_coefficient %[[G]], %{{.*}} : tensor<f32>
 // S2: nn.adamw {{.*}} grad_scale = %[[C]] : tensor<f32>
 // The all-gathers of the new parameter shards move with their updates.
 // S2-NEXT: zero.all_gather
 // S2: return
+
+// Already split for 2 ranks: the group zero-split-batch would declare.
+zero.group @dp world_size(2)
 
 func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,
                    %w: tensor<3x5xf32> {nn.param = "fc.weight"},

@@ -1,15 +1,15 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=0 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S0
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=1 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S1
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=2 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S2
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S3
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=0 --zero-insert-collectives | FileCheck %s --check-prefix=S0
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=1 --zero-insert-collectives | FileCheck %s --check-prefix=S1
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=2 --zero-insert-collectives | FileCheck %s --check-prefix=S2
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives | FileCheck %s --check-prefix=S3
 
 // Stage 0 (DDP): every gradient is all-reduced; AdamW updates whole tensors.
 // S0-LABEL: func @train_step
 // S0-NOT: zero.reduce_scatter
 // S0-NOT: zero.all_gather
-// S0: %[[G:.*]] = zero.all_reduce %{{.*}} over "dp"(2) : tensor<3x5xf32>
+// S0: %[[G:.*]] = zero.all_reduce %{{.*}} over @dp : tensor<3x5xf32>
 // S0-NEXT: nn.adamw %{{.*}}, %[[G]], {{.*}} : tensor<3x5xf32>, tensor<3x5xf32>, tensor<f32>
-// S0: %[[LOSS:.*]] = zero.all_reduce %{{.*}} over "dp"(2) : tensor<f32>
+// S0: %[[LOSS:.*]] = zero.all_reduce %{{.*}} over @dp : tensor<f32>
 // S0-NEXT: return %[[LOSS]]
 
 // Stages 1 and 2: reduce-scatter each gradient, update this rank's shard of
@@ -26,12 +26,12 @@
 // S2-SAME: %[[W0:[^:]*]]: tensor<3x5xf32> {nn.param = "fc0.weight", zero.placement = #zero.placement<param, replicated>}
 // S2-SAME: tensor<8xf32> {nn.adam_m = "fc0.weight", zero.placement = #zero.placement<moment, sharded>, zero.unsharded_type = tensor<3x5xf32>}
 // S2: %[[DB1:.*]] = nn.sum_rows %{{.*}} : tensor<2x2xf32> -> tensor<2xf32>
-// S2-NEXT: zero.reduce_scatter %[[DB1]] over "dp"(2) : tensor<2xf32> -> tensor<1xf32>
+// S2-NEXT: zero.reduce_scatter %[[DB1]] over @dp : tensor<2xf32> -> tensor<1xf32>
 // S2-NOT: zero.all_reduce %{{.*}} : tensor<3x5xf32>
-// S2: %[[G:.*]] = zero.reduce_scatter %{{.*}} over "dp"(2) : tensor<3x5xf32> -> tensor<8xf32>
-// S2-NEXT: %[[P:.*]] = zero.local_shard %[[W0]] over "dp"(2) : tensor<3x5xf32> -> tensor<8xf32>
+// S2: %[[G:.*]] = zero.reduce_scatter %{{.*}} over @dp : tensor<3x5xf32> -> tensor<8xf32>
+// S2-NEXT: %[[P:.*]] = zero.local_shard %[[W0]] over @dp : tensor<3x5xf32> -> tensor<8xf32>
 // S2-NEXT: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw %[[P]], %[[G]], {{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<f32>
-// S2-NEXT: %[[FULL:.*]] = zero.all_gather %[[NEW]] over "dp"(2) : tensor<8xf32> -> tensor<3x5xf32>
+// S2-NEXT: %[[FULL:.*]] = zero.all_gather %[[NEW]] over @dp : tensor<8xf32> -> tensor<3x5xf32>
 // S2: return %{{.*}}, %[[FULL]],
 
 // Stage 3: parameters are shards; each is gathered before its first forward
@@ -42,21 +42,21 @@
 // S3-SAME: %[[W0:[^:]*]]: tensor<8xf32> {nn.param = "fc0.weight", zero.placement = #zero.placement<param, sharded>, zero.unsharded_type = tensor<3x5xf32>}
 // S3-SAME: %[[W1:[^:]*]]: tensor<5xf32> {nn.param = "fc1.weight", zero.placement = #zero.placement<param, sharded>, zero.unsharded_type = tensor<5x2xf32>}
 // Forward:
-// S3: %[[F0:.*]] = zero.all_gather %[[W0]] over "dp"(2) : tensor<8xf32> -> tensor<3x5xf32>
+// S3: %[[F0:.*]] = zero.all_gather %[[W0]] over @dp : tensor<8xf32> -> tensor<3x5xf32>
 // S3-NEXT: nn.matmul %{{.*}}, %[[F0]]
 // S3-NEXT: zero.release %[[F0]] : tensor<3x5xf32>
-// S3: %[[F1:.*]] = zero.all_gather %[[W1]] over "dp"(2) : tensor<5xf32> -> tensor<5x2xf32>
+// S3: %[[F1:.*]] = zero.all_gather %[[W1]] over @dp : tensor<5xf32> -> tensor<5x2xf32>
 // S3-NEXT: nn.matmul %{{.*}}, %[[F1]]
 // S3-NEXT: zero.release %[[F1]] : tensor<5x2xf32>
 // S3: nn.softmax_cross_entropy
 // Backward: fc1.weight is needed again for the gradient of its input.
-// S3: %[[B1:.*]] = zero.all_gather %[[W1]] over "dp"(2) : tensor<5xf32> -> tensor<5x2xf32>
+// S3: %[[B1:.*]] = zero.all_gather %[[W1]] over @dp : tensor<5xf32> -> tensor<5x2xf32>
 // S3-NEXT: nn.matmul %{{.*}}, %[[B1]] transpose_rhs
 // S3-NEXT: zero.release %[[B1]] : tensor<5x2xf32>
 // fc0.weight's backward use would only compute the gradient of the input
 // batch, which is dead: no second gather for it.
 // S3-NOT: zero.all_gather %[[W0]]
-// S3: %[[G0:.*]] = zero.reduce_scatter %{{.*}} over "dp"(2) : tensor<3x5xf32> -> tensor<8xf32>
+// S3: %[[G0:.*]] = zero.reduce_scatter %{{.*}} over @dp : tensor<3x5xf32> -> tensor<8xf32>
 // S3-NEXT: nn.adamw %[[W0]], %[[G0]], {{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<f32>
 // S3-NOT: zero.local_shard
 // S3-NOT: zero.all_gather

@@ -1,5 +1,5 @@
-// RUN: not zero-opt %s --split-input-file --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-keep-gathered="units=h.7" 2>&1 | FileCheck %s
-// RUN: not zero-opt %s --split-input-file --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=2 world-size=2" --zero-insert-collectives --zero-keep-gathered="units=h.0" 2>&1 | FileCheck %s --check-prefix=STAGE2
+// RUN: not zero-opt %s --split-input-file --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-keep-gathered="units=h.7" 2>&1 | FileCheck %s
+// RUN: not zero-opt %s --split-input-file --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=2 --zero-insert-collectives --zero-keep-gathered="units=h.0" 2>&1 | FileCheck %s --check-prefix=STAGE2
 // RUN: not zero-opt %s --zero-keep-gathered 2>&1 | FileCheck %s --check-prefix=NOSTEP
 
 // A unit that does not exist is named, with the units that do.

@@ -1,5 +1,5 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-keep-gathered="units=h.1" | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-keep-gathered | FileCheck %s --check-prefix=ALL
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-keep-gathered="units=h.1" | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-keep-gathered | FileCheck %s --check-prefix=ALL
 
 // Keeping unit h.1: its weight's forward copy is not released after the
 // forward and is what the backward reads; its second gather is gone. The

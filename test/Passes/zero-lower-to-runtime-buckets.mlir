@@ -1,4 +1,4 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=100" --zero-lower-to-runtime | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-bucket-collectives="bucket-bytes=100" --zero-lower-to-runtime | FileCheck %s
 
 // zero.pack and zero.unpack lower to one zrt.copy per chunk of each member
 // (byte offsets into the flat buffer); the bucket buffers are

@@ -1,7 +1,7 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-lower-to-runtime | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=1 world-size=2" --zero-insert-collectives --zero-lower-to-runtime | FileCheck %s --check-prefix=S1
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=1 --zero-insert-collectives --zero-lower-to-runtime | FileCheck %s --check-prefix=S1
 // The zrt program reads back (round trip) to the same text.
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-lower-to-runtime > %t.mlir
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime > %t.mlir
 // RUN: zero-opt %t.mlir | diff %t.mlir -
 
 // The describe function declares the program (world size 2, stage 3, a

@@ -1,6 +1,6 @@
 // RUN: zero-opt %s --nn-autodiff --zero-adamw | FileCheck %s --check-prefix=ADAMW
-// RUN: zero-opt %s --nn-autodiff --zero-adamw --zero-placement="stage=2 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S2
-// RUN: zero-opt %s --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives | FileCheck %s --check-prefix=S3
+// RUN: zero-opt %s --nn-autodiff --zero-adamw --zero-placement=stage=2 --zero-insert-collectives | FileCheck %s --check-prefix=S2
+// RUN: zero-opt %s --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives | FileCheck %s --check-prefix=S3
 
 // bfloat16 parameters get float32 master copies and float32 moments: 2 + 4
 // + 4 + 4 bytes per parameter, plus the 2-byte bfloat16 gradient.
@@ -19,21 +19,24 @@
 // S2-LABEL: func @train_step
 // S2-SAME: tensor<8xf32> {nn.master = "fc.weight", zero.placement = #zero.placement<master, sharded>, zero.unsharded_type = tensor<3x5xf32>}
 // S2: %[[DW:.*]] = nn.matmul {{.*}} -> tensor<3x5xbf16>
-// S2-NEXT: %[[G:.*]] = zero.reduce_scatter %[[DW]] over "dp"(2) : tensor<3x5xbf16> -> tensor<8xbf16>
+// S2-NEXT: %[[G:.*]] = zero.reduce_scatter %[[DW]] over @dp : tensor<3x5xbf16> -> tensor<8xbf16>
 // S2: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw %{{.*}}, %[[G]], {{.*}} : tensor<8xf32>, tensor<8xbf16>, tensor<f32>
 // S2-NEXT: %[[S:.*]] = nn.cast %[[NEW]] : tensor<8xf32> -> tensor<8xbf16>
-// S2-NEXT: %[[P:.*]] = zero.all_gather %[[S]] over "dp"(2) : tensor<8xbf16> -> tensor<3x5xbf16>
+// S2-NEXT: %[[P:.*]] = zero.all_gather %[[S]] over @dp : tensor<8xbf16> -> tensor<3x5xbf16>
 // S2: return %{{.*}}, %[[P]], %[[NEW]],
 
 // Stage 3: the bfloat16 parameter is a shard too: the cast shard is the
 // new parameter, gathered only where forward and backward use it.
 // S3-LABEL: func @train_step
 // S3-SAME: %[[W:[^:]*]]: tensor<8xbf16> {nn.param = "fc.weight", zero.placement = #zero.placement<param, sharded>, zero.unsharded_type = tensor<3x5xbf16>}
-// S3: zero.all_gather %[[W]] over "dp"(2) : tensor<8xbf16> -> tensor<3x5xbf16>
+// S3: zero.all_gather %[[W]] over @dp : tensor<8xbf16> -> tensor<3x5xbf16>
 // S3: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw
 // S3-NEXT: %[[S:.*]] = nn.cast %[[NEW]] : tensor<8xf32> -> tensor<8xbf16>
 // S3-NOT: zero.all_gather
 // S3: return %{{.*}}, %[[S]], %[[NEW]],
+
+// Already split for 2 ranks: the group zero-split-batch would declare.
+zero.group @dp world_size(2)
 
 func.func @forward(%x: tensor<4x3xbf16>, %labels: tensor<4xi32>,
                    %w: tensor<3x5xbf16> {nn.param = "fc.weight"}) -> tensor<f32> {

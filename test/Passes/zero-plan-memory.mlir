@@ -1,5 +1,5 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory=alignment=4 | FileCheck %s --check-prefix=ALIGN4
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory=alignment=4 | FileCheck %s --check-prefix=ALIGN4
 
 // Every temporary gets an offset in its category's arena; buffers live at
 // the same time never overlap, and a freed range is reused. The plan binds:

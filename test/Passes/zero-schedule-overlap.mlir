@@ -1,6 +1,6 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-schedule-overlap | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-schedule-overlap=prefetch=0 | FileCheck %s --check-prefix=NOPREFETCH
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement="stage=3 world-size=2" --zero-insert-collectives --zero-schedule-overlap="max-live-gather-bytes=70" | FileCheck %s --check-prefix=CAP
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-schedule-overlap | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-schedule-overlap=prefetch=0 | FileCheck %s --check-prefix=NOPREFETCH
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-schedule-overlap="max-live-gather-bytes=70" | FileCheck %s --check-prefix=CAP
 
 // Stage 3, two layers. Every collective becomes start + wait; each wait sits
 // right before the first use of its tensor; the gather of the next

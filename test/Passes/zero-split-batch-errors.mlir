@@ -39,3 +39,13 @@ func.func @forward(%tokens: tensor<8xi32> {nn.data = "tokens"}, %targets: tensor
   %l = arith.constant dense<0.0> : tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// expected-error @+1 {{zero-split-batch: the module already declares its data-parallel group; split the batch once}}
+zero.group @dp world_size(3)
+
+func.func @forward(%x: tensor<3x3xf32>, %labels: tensor<3xi32>) -> tensor<f32> {
+  %loss = nn.softmax_cross_entropy %x, %labels : tensor<3x3xf32>, tensor<3xi32> -> tensor<f32>
+  return %loss : tensor<f32>
+}

@@ -3,7 +3,9 @@
 
 // The batch of 4 rows becomes 2 rows per rank; parameters keep their shapes;
 // every shape derived from the batch follows; the loss divides by the global
-// batch so that the ranks' losses sum to the global mean.
+// batch so that the ranks' losses sum to the global mean. The world size is
+// stated once, on the module's group.
+// CHECK: zero.group @dp world_size(2){{$}}
 // CHECK-LABEL: func @forward
 // CHECK-SAME: %[[X:.*]]: tensor<2x3xf32> {zero.placement = #zero.placement<data, sharded>}
 // CHECK-SAME: %[[L:.*]]: tensor<2xi32> {zero.placement = #zero.placement<data, sharded>}
@@ -15,6 +17,7 @@
 // CHECK: nn.softmax_cross_entropy %[[G]], %[[L]] {divisor = 4 : i64} : tensor<2x5xf32>, tensor<2xi32> -> tensor<f32>
 
 // One rank keeps every shape; the divisor is still made explicit.
+// ONE: zero.group @dp world_size(1){{$}}
 // ONE: tensor<4x3xf32> {zero.placement = #zero.placement<data, sharded>}
 // ONE: nn.softmax_cross_entropy {{.*}} {divisor = 4 : i64} : tensor<4x5xf32>, tensor<4xi32> -> tensor<f32>
 func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,

@@ -61,15 +61,6 @@ cl::opt<std::string> precision(
     cl::desc("Language models: fp32, or bf16 (bfloat16 parameters, "
              "activations and gradients with float32 master weights)"),
     cl::init("fp32"), cl::cat(zeroCategory));
-cl::opt<int> stage("stage",
-                   cl::desc("Run the whole pipeline of ZeRO stage N (0-3), "
-                            "from @forward to the LLVM dialect"),
-                   cl::value_desc("N"), cl::cat(zeroCategory));
-cl::opt<int64_t> worldSize(
-    "world-size",
-    cl::desc("Number of data-parallel ranks (mpirun -np); required for "
-             "stages 1-3, 1 by default at stage 0"),
-    cl::value_desc("N"), cl::cat(zeroCategory));
 cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to write (default: exe when --stage and -o FILE "
                      "are given, else mlir; also inferred from -o's suffix)"),
@@ -85,34 +76,6 @@ cl::opt<std::string> report(
              "the ZeRO formulas instead of compiling (--report=json for "
              "JSON); needs --stage"),
     cl::value_desc("table|json"), cl::ValueOptional, cl::cat(zeroCategory));
-cl::opt<int64_t> gradAccum(
-    "grad-accum",
-    cl::desc("Micro-batches of --batch accumulated (in float32) per "
-             "optimizer step"),
-    cl::value_desc("K"), cl::init(1), cl::cat(zeroCategory));
-cl::opt<int64_t> prefetchFlag(
-    "prefetch",
-    cl::desc("Overlap: all-gathers started ahead of their turn (default 1); "
-             "-1 keeps every collective blocking (no overlap)"),
-    cl::value_desc("N"), cl::init(1), cl::cat(zeroCategory));
-cl::opt<int64_t> maxLiveGatherBytes(
-    "max-live-gather-bytes",
-    cl::desc("Overlap: cap on the bytes of prefetched gathered parameters "
-             "in flight (0: no cap)"),
-    cl::value_desc("bytes"), cl::init(0), cl::cat(zeroCategory));
-cl::opt<int64_t> bucketBytes(
-    "bucket-bytes",
-    cl::desc("Bucketing: reduce gradients in buckets of this many bytes and "
-             "gather each unit's (transformer block's) parameters with one "
-             "collective (0, the default: one collective per tensor; "
-             "26214400 = 25 MiB is PyTorch DDP's bucket)"),
-    cl::value_desc("bytes"), cl::init(0), cl::cat(zeroCategory));
-cl::list<std::string> keepGathered(
-    "keep-gathered",
-    cl::desc("Stage 3: keep these units' parameters gathered from forward "
-             "to backward (no reshard after forward); 'all' for every unit, "
-             "else names like h.0,h.11"),
-    cl::value_desc("all|unit,..."), cl::CommaSeparated, cl::cat(zeroCategory));
 cl::opt<bool> printPipeline(
     "print-pipeline",
     cl::desc("With --stage: print the pass pipeline it runs, as the text "
@@ -123,12 +86,6 @@ cl::opt<bool> printConfigFields(
     cl::desc("Print how --model-config treats every Hugging Face config "
              "field (docs/HFConfigFields.md) and exit"),
     cl::cat(zeroCategory));
-cl::opt<bool> fuseEpilogues(
-    "fuse-epilogues",
-    cl::desc("Fuse each linear layer's bias (and a following GELU) into its "
-             "GEMM: one cuBLASLt call with a bias/GELU epilogue on the GPU, "
-             "the same kernels in sequence on the CPU (default true)"),
-    cl::init(true), cl::cat(zeroCategory));
 cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Directory of libzrt.so and libzrt_main.a for linking"),
@@ -158,79 +115,103 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// zero-opt's flags for the stage pipeline: one per StageOptions option,
+/// with its name and help, so that the options are declared once
+/// (passes/Passes.h). A flag given is passed on as `name=value` in the
+/// pipeline's text, and StageOptions parses it.
+class StageFlags {
+public:
+  StageFlags() {
+    options.forEachOption([&](const cl::Option &option) {
+      bool isList = option.getNumOccurrencesFlag() == cl::ZeroOrMore;
+      auto flag = std::make_unique<Flag>();
+      flag->values = std::make_unique<cl::list<std::string>>(
+          option.ArgStr, cl::desc(option.HelpStr),
+          cl::value_desc(option.ValueStr.empty() ? "value" : option.ValueStr),
+          cl::cat(zeroCategory),
+          isList ? cl::CommaSeparated : cl::MiscFlags(0));
+      // A bare boolean flag (--fuse-epilogues) means true.
+      if (option.getValueExpectedFlag() == cl::ValueOptional)
+        flag->values->setValueExpectedFlag(cl::ValueOptional);
+      flag->isList = isList;
+      flags.push_back(std::move(flag));
+    });
+  }
+
+  /// Whether the flag of option `name` was given.
+  bool given(StringRef name) const {
+    for (const auto &flag : flags)
+      if (flag->values->ArgStr == name)
+        return flag->values->getNumOccurrences() > 0;
+    return false;
+  }
+
+  /// The options the flags set, checked, as `zero-stage-pipeline{...}` with
+  /// every option's value; with `stopAtZrt` the pipeline stops at the zrt
+  /// program.
+  FailureOr<std::string> pipelineText(bool stopAtZrt) {
+    std::string given;
+    llvm::raw_string_ostream text(given);
+    for (const auto &flag : flags) {
+      const cl::list<std::string> &values = *flag->values;
+      if (!values.getNumOccurrences())
+        continue;
+      // The last occurrence wins, as for a plain cl::opt; a list keeps all.
+      std::string last = values.empty() ? "" : values[values.size() - 1];
+      std::string value = flag->isList   ? llvm::join(values, ",")
+                          : last.empty() ? std::string("true")
+                                         : last;
+      text << " " << values.ArgStr << "="
+           << (flag->isList ? "{" + value + "}" : value);
+    }
+    zero::StageOptions parsed;
+    if (failed(parsed.parseFromString(given))) {
+      fail("cannot read the pipeline flags:" + given);
+      return failure();
+    }
+    if (std::string problem = parsed.check(); !problem.empty()) {
+      fail(problem);
+      return failure();
+    }
+    parsed.stopAtZrt = parsed.stopAtZrt || stopAtZrt;
+    std::string pipeline;
+    llvm::raw_string_ostream os(pipeline);
+    os << "zero-stage-pipeline";
+    parsed.print(os);
+    return pipeline;
+  }
+
+private:
+  struct Flag {
+    std::unique_ptr<cl::list<std::string>> values;
+    bool isList = false;
+  };
+  /// Owns the option names and help the flags point into.
+  zero::StageOptions options;
+  std::vector<std::unique_ptr<Flag>> flags;
+};
+
 /// The pipeline that --stage and its flags ask for, checked, as the text of
 /// the passes to run inside builtin.module: zero-stage-pipeline{...} with
 /// every StageOptions value, then zero-report{...} with --report.
+/// The stage flags, registered on first use (before the command line is
+/// parsed).
+StageFlags &stageFlags() {
+  static StageFlags flags;
+  return flags;
+}
+
 FailureOr<std::string> stagePipelineText() {
-  int64_t stageValue = stage, worldSizeValue = worldSize;
-  if (stageValue < 0 || stageValue > 3) {
-    fail("--stage=" + llvm::Twine(stageValue) +
-         " is not a ZeRO stage; use 0, 1, 2 or 3");
-    return failure();
-  }
-  if (!worldSize.getNumOccurrences()) {
-    if (stageValue >= 1) {
-      fail("--stage=" + llvm::Twine(stageValue) +
-           " requires --world-size=N, the number of ranks the program will "
-           "run on (mpirun -np N)");
-      return failure();
-    }
-    worldSizeValue = 1; // Stage 0 defaults to one rank.
-  }
-  if (worldSizeValue < 1) {
-    fail("--world-size must be at least 1, got " +
-         llvm::Twine(worldSizeValue));
-    return failure();
-  }
-  if (gradAccum < 1) {
-    fail("--grad-accum must be at least 1, got " +
-         llvm::Twine(gradAccum.getValue()));
-    return failure();
-  }
-  if (prefetchFlag < -1 || maxLiveGatherBytes < 0) {
-    fail("--prefetch must be -1 or more and --max-live-gather-bytes not "
-         "negative");
-    return failure();
-  }
-  if (bucketBytes < 0) {
-    fail("--bucket-bytes must not be negative, got " +
-         llvm::Twine(bucketBytes.getValue()));
-    return failure();
-  }
-  if (!keepGathered.empty() && stageValue != 3) {
-    fail("--keep-gathered keeps stage 3's gathered parameters from forward "
-         "to backward; at --stage=" + llvm::Twine(stageValue) +
-         " parameters are never resharded");
-    return failure();
-  }
-  if (llvm::is_contained(keepGathered, "all") && keepGathered.size() > 1) {
-    fail("--keep-gathered=all already names every unit; do not list others");
-    return failure();
-  }
   bool reporting = report.getNumOccurrences() > 0;
   std::string format = report.empty() ? "table" : report.getValue();
   if (reporting && format != "table" && format != "json") {
     fail("--report=" + format + " is not a format; use table or json");
     return failure();
   }
-  zero::StageOptions options;
-  options.stage = stageValue;
-  options.worldSize = worldSizeValue;
-  options.microBatches = gradAccum;
-  options.prefetch = prefetchFlag;
-  options.maxLiveGatherBytes = maxLiveGatherBytes;
-  options.bucketBytes = bucketBytes;
-  options.keepGatheredUnits = std::vector<std::string>(keepGathered.begin(),
-                                                       keepGathered.end());
-  options.fuseEpilogues = fuseEpilogues;
-  options.stopAtZrt = reporting;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "zero-stage-pipeline";
-  options.print(os);
-  if (reporting)
-    os << ",zero-report{format=" << format << "}";
-  return text;
+  FailureOr<std::string> text = stageFlags().pipelineText(reporting);
+  if (failed(text) || !reporting)
+    return text;
+  return *text + ",zero-report{format=" + format + "}";
 }
 
 /// The emit kind, from --emit or else from the output name.
@@ -245,8 +226,9 @@ EmitKind resolveEmitKind(StringRef outputFilename) {
   // A device such as /dev/null is never linked over.
   bool isDevice = llvm::sys::fs::exists(outputFilename) &&
                   !llvm::sys::fs::is_regular_file(outputFilename);
+  // Without --stage, or with --stop-at-zrt, the result is MLIR.
   if (ext == ".mlir" || outputFilename == "-" || isDevice ||
-      !stage.getNumOccurrences())
+      !stageFlags().given("stage") || stageFlags().given("stop-at-zrt"))
     return EmitKind::MLIR;
   return EmitKind::Executable;
 }
@@ -432,6 +414,7 @@ int main(int argc, char **argv) {
                   zero::zrt::ZrtDialect, func::FuncDialect, arith::ArithDialect, LLVM::LLVMDialect>();
   zero::registerCodegenTranslations(registry);
   zero::registerAllZeroPasses();
+  stageFlags(); // Registers --stage, --world-size, ... before parsing.
 
   // Diagnostics name the op and its location; the whole enclosing function
   // printed after each one buries that line, so it is off unless asked for.
@@ -454,7 +437,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (stage.getNumOccurrences()) {
+  if (stageFlags().given("stage")) {
     FailureOr<std::string> pipeline = stagePipelineText();
     if (failed(pipeline))
       return 1;
@@ -472,7 +455,7 @@ int main(int argc, char **argv) {
   } else if (printPipeline) {
     return fail("--print-pipeline prints the pipeline of --stage=N; give "
                 "--stage");
-  } else if (worldSize.getNumOccurrences()) {
+  } else if (stageFlags().given("world-size")) {
     return fail("--world-size applies to --stage=N; to run single passes, "
                 "give the passes their world-size option instead");
   }

@@ -1,64 +1,95 @@
 // RUN: zero-opt %s --split-input-file --verify-diagnostics
 // One case per labelled constraint of each zero op (see docs/ZeroDialect.md).
 
-func.func @all_gather_c1(%s: tensor<4xf32>) {
-  // expected-error @+1 {{'zero.all_gather' op (C1) world_size must be at least 1, got 0}}
-  %f = zero.all_gather %s over "dp"(0) : tensor<4xf32> -> tensor<4xf32>
+// expected-error @+1 {{'zero.group' op (C1) world_size must be at least 1, got 0}}
+zero.group @dp world_size(0)
+
+// -----
+
+// expected-error @+1 {{'zero.group' op (C2) stage must be 0, 1, 2 or 3, got 4}}
+zero.group @dp world_size(2) stage(4)
+
+// -----
+
+func.func @group_in_function() {
+  // expected-error @+1 {{'zero.group' op expects parent op 'builtin.module'}}
+  zero.group @dp world_size(2)
   return
 }
 
 // -----
+
+func.func @all_gather_c1(%s: tensor<4xf32>) {
+  // expected-error @+1 {{'zero.all_gather' op (C1) 'dp' does not name a zero.group of the module}}
+  %f = zero.all_gather %s over @dp : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+zero.group @dp world_size(4)
 
 func.func @all_gather_c2(%s: tensor<96xf32>) {
   // expected-error @+1 {{'zero.all_gather' op (C2) a shard of 380 elements over 4 ranks has 95 elements, got 'tensor<96xf32>'}}
-  %f = zero.all_gather %s over "dp"(4) : tensor<96xf32> -> tensor<19x20xf32>
+  %f = zero.all_gather %s over @dp : tensor<96xf32> -> tensor<19x20xf32>
   return
 }
 
 // -----
 
+zero.group @dp world_size(4)
+
 func.func @all_gather_shard_rank(%s: tensor<5x19xf32>) {
   // expected-error @+1 {{operand #0 must be 1D tensor of 32-bit float or bfloat16 type values}}
-  %f = zero.all_gather %s over "dp"(4) : tensor<5x19xf32> -> tensor<19x20xf32>
+  %f = zero.all_gather %s over @dp : tensor<5x19xf32> -> tensor<19x20xf32>
   return
 }
 
 // -----
 
 func.func @reduce_scatter_c1(%g: tensor<8xf32>) {
-  // expected-error @+1 {{'zero.reduce_scatter' op (C1) world_size must be at least 1, got -2}}
-  %s = zero.reduce_scatter %g over "dp"(-2) : tensor<8xf32> -> tensor<8xf32>
+  // A symbol that is not a group does not do either.
+  // expected-error @+1 {{'zero.reduce_scatter' op (C1) 'reduce_scatter_c1' does not name a zero.group of the module}}
+  %s = zero.reduce_scatter %g over @reduce_scatter_c1 : tensor<8xf32> -> tensor<8xf32>
   return
 }
 
 // -----
+
+zero.group @dp world_size(3)
 
 func.func @reduce_scatter_c2(%g: tensor<19x20xf32>) {
   // expected-error @+1 {{'zero.reduce_scatter' op (C2) a shard of 380 elements over 3 ranks has 127 elements, got 'tensor<126xf32>'}}
-  %s = zero.reduce_scatter %g over "dp"(3) : tensor<19x20xf32> -> tensor<126xf32>
+  %s = zero.reduce_scatter %g over @dp : tensor<19x20xf32> -> tensor<126xf32>
   return
 }
 
 // -----
+
+zero.group @dp world_size(4)
 
 func.func @local_shard_c2(%p: tensor<10xf32>) {
   // expected-error @+1 {{'zero.local_shard' op (C2) a shard of 10 elements over 4 ranks has 3 elements, got 'tensor<2xf32>'}}
-  %s = zero.local_shard %p over "dp"(4) : tensor<10xf32> -> tensor<2xf32>
+  %s = zero.local_shard %p over @dp : tensor<10xf32> -> tensor<2xf32>
   return
 }
 
 // -----
+
+zero.group @tp world_size(2)
 
 func.func @all_reduce_c1(%x: tensor<f32>) {
-  // expected-error @+1 {{'zero.all_reduce' op (C1) world_size must be at least 1, got 0}}
-  %y = zero.all_reduce %x over "dp"(0) : tensor<f32>
+  // expected-error @+1 {{'zero.all_reduce' op (C1) 'dp' does not name a zero.group of the module}}
+  %y = zero.all_reduce %x over @dp : tensor<f32>
   return
 }
 
 // -----
 
+zero.group @dp world_size(2)
+
 func.func @release_c1(%s: tensor<3xf32>) -> tensor<5xf32> {
-  %f = zero.all_gather %s over "dp"(2) : tensor<3xf32> -> tensor<5xf32>
+  %f = zero.all_gather %s over @dp : tensor<3xf32> -> tensor<5xf32>
   // expected-error @+1 {{'zero.release' op (C1) the released tensor is used after the release, by 'nn.relu'}}
   zero.release %f : tensor<5xf32>
   %r = nn.relu %f : tensor<5xf32>
@@ -82,34 +113,50 @@ func.func @placement_kind(%x: tensor<4xf32> {zero.placement = "sharded"}) {
 
 // -----
 
+zero.group @dp world_size(4)
+
 // A sharded argument must hold exactly its shard of the whole tensor.
 // expected-error @+1 {{argument #0 holds a shard of 'tensor<19x20xf32>' over 4 ranks, so it must be tensor<95xf32>, got 'tensor<96xf32>'}}
-func.func @unsharded_type(%w: tensor<96xf32> {zero.unsharded_type = tensor<19x20xf32>}) attributes {zero.world_size = 4 : i64} {
+func.func @unsharded_type(%w: tensor<96xf32> {zero.unsharded_type = tensor<19x20xf32>}) {
   return
 }
 
 // -----
 
+// The world size of a sharded argument comes from the module's group.
+// expected-error @+1 {{argument #0: 'zero.unsharded_type' needs a function in a module with a zero.group @dp}}
+func.func @unsharded_type_no_group(%w: tensor<95xf32> {zero.unsharded_type = tensor<19x20xf32>}) {
+  return
+}
+
+// -----
+
+zero.group @dp world_size(4)
+
 func.func @all_gather_start_c2(%s: tensor<96xf32>) -> tensor<19x20xf32> {
   // expected-error @+1 {{'zero.all_gather_start' op (C2) a shard of 380 elements over 4 ranks has 95 elements, got 'tensor<96xf32>'}}
-  %f = zero.all_gather_start %s over "dp"(4) : tensor<96xf32> -> !zero.future<tensor<19x20xf32>>
+  %f = zero.all_gather_start %s over @dp : tensor<96xf32> -> !zero.future<tensor<19x20xf32>>
   %w = zero.wait %f : !zero.future<tensor<19x20xf32>>
   return %w : tensor<19x20xf32>
 }
 
 // -----
 
+zero.group @dp world_size(4)
+
 func.func @start_c3(%s: tensor<95xf32>) {
   // expected-error @+1 {{'zero.all_gather_start' op (C3) the future must have exactly one use, a zero.wait}}
-  %f = zero.all_gather_start %s over "dp"(4) : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
+  %f = zero.all_gather_start %s over @dp : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
   return
 }
 
 // -----
 
+zero.group @dp world_size(2)
+
 func.func @all_reduce_start_c2(%x: tensor<4xf32>) -> tensor<5xf32> {
   // expected-error @+1 {{'zero.all_reduce_start' op (C2) the future's tensor must have the input's type 'tensor<4xf32>', got 'tensor<5xf32>'}}
-  %f = zero.all_reduce_start %x over "dp"(2) : tensor<4xf32> -> !zero.future<tensor<5xf32>>
+  %f = zero.all_reduce_start %x over @dp : tensor<4xf32> -> !zero.future<tensor<5xf32>>
   %y = zero.wait %f : !zero.future<tensor<5xf32>>
   return %y : tensor<5xf32>
 }

@@ -1,22 +1,28 @@
 // RUN: zero-opt %s | FileCheck %s
 // RUN: zero-opt %s | zero-opt | FileCheck %s
 
+// The groups the ops below run over: a module states each world size once.
+// CHECK: zero.group @dp3 world_size(3){{$}}
+// CHECK: zero.group @dp4 world_size(4) stage(3)
+zero.group @dp3 world_size(3)
+zero.group @dp4 world_size(4) stage(3)
+
 // CHECK-LABEL: func @collectives
 // CHECK-SAME: zero.placement = #zero.placement<param, sharded>
 // CHECK-SAME: zero.placement = #zero.placement<moment, replicated>
 func.func @collectives(%w_shard: tensor<95xf32> {zero.placement = #zero.placement<param, sharded>},
                        %m: tensor<19x20xf32> {zero.placement = #zero.placement<moment, replicated>},
                        %loss: tensor<f32>) -> (tensor<95xf32>, tensor<f32>, tensor<95xf32>) {
-  // CHECK: %[[W:.*]] = zero.all_gather %{{.*}} over "dp"(4) : tensor<95xf32> -> tensor<19x20xf32>
-  %w = zero.all_gather %w_shard over "dp"(4) : tensor<95xf32> -> tensor<19x20xf32>
-  // CHECK: zero.reduce_scatter %[[W]] over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
-  %g = zero.reduce_scatter %w over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
-  // CHECK: zero.local_shard %{{.*}} over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
-  %s = zero.local_shard %m over "dp"(4) : tensor<19x20xf32> -> tensor<95xf32>
+  // CHECK: %[[W:.*]] = zero.all_gather %{{.*}} over @dp4 : tensor<95xf32> -> tensor<19x20xf32>
+  %w = zero.all_gather %w_shard over @dp4 : tensor<95xf32> -> tensor<19x20xf32>
+  // CHECK: zero.reduce_scatter %[[W]] over @dp4 : tensor<19x20xf32> -> tensor<95xf32>
+  %g = zero.reduce_scatter %w over @dp4 : tensor<19x20xf32> -> tensor<95xf32>
+  // CHECK: zero.local_shard %{{.*}} over @dp4 : tensor<19x20xf32> -> tensor<95xf32>
+  %s = zero.local_shard %m over @dp4 : tensor<19x20xf32> -> tensor<95xf32>
   // CHECK-NEXT: zero.release %[[W]] : tensor<19x20xf32>
   zero.release %w : tensor<19x20xf32>
-  // CHECK: zero.all_reduce %{{.*}} over "dp"(4) : tensor<f32>
-  %l = zero.all_reduce %loss over "dp"(4) : tensor<f32>
+  // CHECK: zero.all_reduce %{{.*}} over @dp4 : tensor<f32>
+  %l = zero.all_reduce %loss over @dp4 : tensor<f32>
   return %g, %l, %s : tensor<95xf32>, tensor<f32>, tensor<95xf32>
 }
 
@@ -24,8 +30,8 @@ func.func @collectives(%w_shard: tensor<95xf32> {zero.placement = #zero.placemen
 // last ranks hold only padding.
 // CHECK-LABEL: func @tiny
 func.func @tiny(%b: tensor<1xf32>) -> tensor<2xf32> {
-  // CHECK: zero.all_gather %{{.*}} over "dp"(3) : tensor<1xf32> -> tensor<2xf32>
-  %full = zero.all_gather %b over "dp"(3) : tensor<1xf32> -> tensor<2xf32>
+  // CHECK: zero.all_gather %{{.*}} over @dp3 : tensor<1xf32> -> tensor<2xf32>
+  %full = zero.all_gather %b over @dp3 : tensor<1xf32> -> tensor<2xf32>
   return %full : tensor<2xf32>
 }
 
@@ -33,12 +39,12 @@ func.func @tiny(%b: tensor<1xf32>) -> tensor<2xf32> {
 // CHECK-LABEL: func @async
 func.func @async(%w_shard: tensor<95xf32>, %g: tensor<19x20xbf16>, %l: tensor<f32>)
     -> (tensor<19x20xf32>, tensor<95xbf16>, tensor<f32>) {
-  // CHECK: %[[F:.*]] = zero.all_gather_start %{{.*}} over "dp"(4) : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
-  %f = zero.all_gather_start %w_shard over "dp"(4) : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
-  // CHECK: zero.reduce_scatter_start %{{.*}} over "dp"(4) : tensor<19x20xbf16> -> !zero.future<tensor<95xbf16>>
-  %r = zero.reduce_scatter_start %g over "dp"(4) : tensor<19x20xbf16> -> !zero.future<tensor<95xbf16>>
-  // CHECK: zero.all_reduce_start %{{.*}} over "dp"(4) : tensor<f32> -> !zero.future<tensor<f32>>
-  %a = zero.all_reduce_start %l over "dp"(4) : tensor<f32> -> !zero.future<tensor<f32>>
+  // CHECK: %[[F:.*]] = zero.all_gather_start %{{.*}} over @dp4 : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
+  %f = zero.all_gather_start %w_shard over @dp4 : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
+  // CHECK: zero.reduce_scatter_start %{{.*}} over @dp4 : tensor<19x20xbf16> -> !zero.future<tensor<95xbf16>>
+  %r = zero.reduce_scatter_start %g over @dp4 : tensor<19x20xbf16> -> !zero.future<tensor<95xbf16>>
+  // CHECK: zero.all_reduce_start %{{.*}} over @dp4 : tensor<f32> -> !zero.future<tensor<f32>>
+  %a = zero.all_reduce_start %l over @dp4 : tensor<f32> -> !zero.future<tensor<f32>>
   // CHECK: zero.wait %[[F]] : !zero.future<tensor<19x20xf32>>
   %w = zero.wait %f : !zero.future<tensor<19x20xf32>>
   %gs = zero.wait %r : !zero.future<tensor<95xbf16>>
