@@ -20,6 +20,7 @@
 #include "core/flags.h"
 #include "core/ledger.h"
 #include "core/program.h"
+#include "core/train_state.h"
 #include "cpu/comm_queue.h"
 #include "core/trace.h"
 
@@ -80,12 +81,30 @@ static void printProgram(const zrt_context *ctx) {
                 (long long)p.numClasses, ctx->args.size());
 }
 
-/// Parameters from --init-from or from the seed.
-static void initialise(zrt_context *ctx, const Options &options,
-                       const std::vector<void *> &buffers) {
+/// The training state: from --resume (which sets the step to start from
+/// and the seed), else parameters from --init-from or from the seed.
+static int64_t initialise(zrt_context *ctx, Options &options,
+                          const std::vector<void *> &buffers) {
+  if (!options.resume.empty()) {
+    std::string path = options.resume == "latest" ? options.checkpointDir
+                                                  : options.resume;
+    TrainPosition position;
+    std::string resolved;
+    std::string error =
+        loadTrainState(ctx, buffers, path, position, resolved);
+    if (!error.empty())
+      leaveAll(ctx, error, ExitFailed);
+    // The data and the learning rate follow from the step and the seed.
+    options.seed = position.seed;
+    if (ctx->rank == 0)
+      std::printf("resumed from '%s': step %lld done, seed %llu\n",
+                  resolved.c_str(), (long long)position.step,
+                  (unsigned long long)position.seed);
+    return position.step;
+  }
   if (options.initFrom.empty()) {
     initParams(ctx, buffers, options.seed);
-    return;
+    return 0;
   }
   std::string unused;
   std::string error = loadParams(ctx, buffers, options.initFrom, unused);
@@ -93,6 +112,21 @@ static void initialise(zrt_context *ctx, const Options &options,
     leaveAll(ctx, error, ExitFailed);
   if (ctx->rank == 0 && !unused.empty())
     std::fprintf(stderr, "warning: %s\n", unused.c_str());
+  return 0;
+}
+
+/// Writes the checkpoint of `step` completed steps, or stops every rank.
+static void checkpoint(zrt_context *ctx, const Options &options,
+                       const std::vector<void *> &buffers, int64_t step) {
+  std::string error = saveTrainState(ctx, buffers, options.checkpointDir,
+                                     {step, options.seed}, options.keep);
+  if (!error.empty())
+    leaveAll(ctx, error, ExitFailed);
+  if (ctx->rank == 0) {
+    std::printf("checkpoint: step %lld written to '%s'\n", (long long)step,
+                options.checkpointDir.c_str());
+    std::fflush(stdout);
+  }
 }
 
 /// Seconds since an arbitrary start. Not MPI_Wtime: during a step the
@@ -146,11 +180,16 @@ static float runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
 
 static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
                   zrt_apply_fn applyFn, Batches &batches,
-                  std::vector<void *> &buffers) {
+                  std::vector<void *> &buffers, int64_t firstStep) {
   double seconds = 0;
   if (!options.trace.empty())
     ctx->tracer = std::make_unique<Tracer>(ctx);
-  for (int64_t step = 0; step < options.steps; ++step) {
+  if (firstStep >= options.steps && ctx->rank == 0)
+    std::printf("nothing to run: the checkpoint is at step %lld and "
+                "--steps=%lld\n",
+                (long long)firstStep, (long long)options.steps);
+  int64_t checkpointed = firstStep;
+  for (int64_t step = firstStep; step < options.steps; ++step) {
     float loss =
         runStep(ctx, step, stepFn, applyFn, batches, buffers, options, seconds);
     if (ctx->rank == 0) {
@@ -169,7 +208,15 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
                    " (lower --lr, clip with --clip-grad-norm, or check the "
                    "data)",
                ExitFailed);
+    bool due = options.checkpointEvery > 0 &&
+               (step + 1) % options.checkpointEvery == 0;
+    if (!options.checkpointDir.empty() && due) {
+      checkpoint(ctx, options, buffers, step + 1);
+      checkpointed = step + 1;
+    }
   }
+  if (!options.checkpointDir.empty() && checkpointed < options.steps)
+    checkpoint(ctx, options, buffers, options.steps);
   if (!options.save.empty()) {
     std::string error = saveParams(ctx, buffers, options.save);
     if (!error.empty())
@@ -177,8 +224,9 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
   }
   if (!options.quietMemory)
     printLedger(ctx);
-  if (ctx->rank == 0 && options.steps > 0)
-    printThroughput(ctx, options.steps, seconds);
+  int64_t stepsRun = std::max<int64_t>(0, options.steps - firstStep);
+  if (ctx->rank == 0 && stepsRun > 0)
+    printThroughput(ctx, stepsRun, seconds);
   std::fflush(stdout);
   if (ctx->tracer) {
     std::string error = writeTrace(ctx, options.trace);
@@ -236,17 +284,18 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   if (ctx->rank == 0)
     std::printf("%s\n", banner.c_str());
   printProgram(ctx);
+  std::vector<void *> buffers = allocateArgs(ctx);
+  int64_t firstStep = initialise(ctx, options, buffers);
+  // After initialise: a resumed run takes the checkpoint's seed.
   Batches batches(ctx, options.seed);
   if (!options.data.empty()) {
     error = agreeOnError(ctx, batches.openTokens(options.data));
     if (!error.empty())
       leaveAll(ctx, error, ExitFailed);
   }
-  std::vector<void *> buffers = allocateArgs(ctx);
-  initialise(ctx, options, buffers);
   if (options.dumpBatch)
     batches.dump(options.steps, buffers, options);
   else
-    train(ctx, options, stepFn, applyFn, batches, buffers);
+    train(ctx, options, stepFn, applyFn, batches, buffers, firstStep);
   leaveAll(ctx, "", ExitOk);
 }

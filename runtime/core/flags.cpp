@@ -35,6 +35,15 @@ std::string usage(const char *program) {
          "  --save=FILE          write parameters to a .safetensors file "
          "after\n"
          "                       the last step\n"
+         "  --checkpoint-dir=DIR write the whole training state (parameters,\n"
+         "                       masters, Adam moments, step) there, each\n"
+         "                       rank its own shard, after the last step\n"
+         "  --checkpoint-every=K also after every K steps\n"
+         "  --keep=N             keep only the newest N checkpoints\n"
+         "  --resume[=DIR]       continue from a checkpoint (DIR, or DIR's\n"
+         "                       newest; bare or =latest: --checkpoint-dir's\n"
+         "                       newest), at any stage and world size;\n"
+         "                       --steps counts from the start of the run\n"
          "  --trace=FILE         write a Chrome/Perfetto trace of every "
          "rank's\n"
          "                       kernels and collectives (ui.perfetto.dev) "
@@ -97,13 +106,14 @@ static bool parseNonNegative(const std::string &text, float &out) {
 
 static bool isPathFlag(const std::string &flag) {
   return flag == "--data" || flag == "--init-from" || flag == "--save" ||
-         flag == "--trace";
+         flag == "--trace" || flag == "--checkpoint-dir";
 }
 
 static bool isValueFlag(const std::string &flag) {
   return flag == "--steps" || flag == "--lr" || flag == "--seed" ||
          flag == "--clip-grad-norm" || flag == "--device" ||
-         flag == "--collective-timeout" || isPathFlag(flag);
+         flag == "--collective-timeout" || flag == "--checkpoint-every" ||
+         flag == "--keep" || isPathFlag(flag);
 }
 
 static bool parseDevice(const std::string &text, DeviceChoice &out) {
@@ -128,10 +138,11 @@ static bool applyValue(const std::string &flag, const std::string &value,
       error = flag + " expects a file name";
       return false;
     }
-    (flag == "--data"        ? options.data
-     : flag == "--init-from" ? options.initFrom
-     : flag == "--save"      ? options.save
-                             : options.trace) = value;
+    (flag == "--data"             ? options.data
+     : flag == "--init-from"      ? options.initFrom
+     : flag == "--save"           ? options.save
+     : flag == "--checkpoint-dir" ? options.checkpointDir
+                                  : options.trace) = value;
     return true;
   }
   bool ok;
@@ -139,6 +150,10 @@ static bool applyValue(const std::string &flag, const std::string &value,
   if (flag == "--clip-grad-norm") {
     ok = parseNonNegative(value, options.clipGradNorm);
     expected = "a non-negative number";
+  } else if (flag == "--checkpoint-every" || flag == "--keep") {
+    ok = parseInt(value, 1,
+                  flag == "--keep" ? options.keep : options.checkpointEvery);
+    expected = "a positive integer";
   } else if (flag == "--steps") {
     ok = parseInt(value, 0, options.steps);
     expected = "a non-negative integer";
@@ -182,6 +197,15 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
                                         : options.help) = true;
       continue;
     }
+    if (flag == "--resume") {
+      // Its value only with '=': a bare --resume is the newest checkpoint.
+      options.resume = hasValue ? arg.substr(eq + 1) : "latest";
+      if (options.resume.empty()) {
+        error = "--resume= expects a checkpoint directory or 'latest'";
+        return false;
+      }
+      continue;
+    }
     if (!isValueFlag(flag)) {
       error = (arg[0] == '-' ? "unknown flag '" + flag
                              : "unexpected argument '" + arg) +
@@ -199,6 +223,21 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
     }
     if (!applyValue(flag, value, options, error))
       return false;
+  }
+  if (options.checkpointDir.empty() &&
+      (options.checkpointEvery || options.keep)) {
+    error = std::string(options.keep ? "--keep" : "--checkpoint-every") +
+            " needs --checkpoint-dir=DIR";
+    return false;
+  }
+  if (options.resume == "latest" && options.checkpointDir.empty()) {
+    error = "--resume without a directory resumes from --checkpoint-dir's "
+            "newest checkpoint; give --checkpoint-dir=DIR or --resume=DIR";
+    return false;
+  }
+  if (!options.resume.empty() && !options.initFrom.empty()) {
+    error = "--resume and --init-from both set the parameters; give one";
+    return false;
   }
   return true;
 }

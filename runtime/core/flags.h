@@ -19,6 +19,14 @@ struct Options {
   std::string initFrom; // safetensors to load parameters from
   std::string save;     // safetensors to write after the last step
   std::string trace;    // Chrome trace JSON to write after the last step
+  /// --checkpoint-dir: where full training-state checkpoints go
+  /// (train_state.h), every --checkpoint-every steps and after the last.
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0; // 0: only after the last step
+  int64_t keep = 0;            // checkpoints kept; 0: all
+  /// --resume: a checkpoint (or a directory whose `latest` names one), or
+  /// "latest" for --checkpoint-dir's newest; empty when not resuming.
+  std::string resume;
   DeviceChoice device = DeviceChoice::Auto; // --device
   /// --collective-timeout: seconds a rank waits for a collective before it
   /// stops the job; 0 when not given (ZRT_COLLECTIVE_TIMEOUT_S or 300 s).

@@ -242,6 +242,7 @@ int main() {
   checkBf16(check);
   checkTokenFiles(check);
   checkJson(check);
+  checkSha256(check);
   checkSafeTensors(check);
   return check.finish();
 }

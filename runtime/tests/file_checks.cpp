@@ -3,6 +3,7 @@
 #include "tests/file_checks.h"
 #include "core/checkpoint.h"
 #include "core/json.h"
+#include "core/sha256.h"
 #include "core/program.h"
 #include "core/safetensors.h"
 #include "core/tokens.h"
@@ -118,6 +119,30 @@ void checkTokenFiles(Checker &check) {
                                     "not below the vocabulary size 50",
                    rank0 + " | " + rank1);
   unlink(path.c_str());
+}
+
+void checkSha256(Checker &check) {
+  // FIPS 180-4's examples, and a million 'a' fed in uneven pieces (the
+  // streaming path across block boundaries).
+  auto digest = [](const std::string &text) {
+    Sha256 sha;
+    sha.update(text.data(), text.size());
+    return sha.hexDigest();
+  };
+  bool ok =
+      digest("") ==
+          "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" &&
+      digest("abc") ==
+          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" &&
+      digest("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
+  Sha256 million;
+  std::string as(1000000, 'a');
+  for (size_t at = 0, piece = 1; at < as.size(); at += piece, piece = piece * 3 % 1000 + 1)
+    million.update(as.data() + at, std::min(piece, as.size() - at));
+  ok = ok && million.hexDigest() ==
+                 "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+  check.expectTrue("sha256 matches FIPS 180-4's examples", ok);
 }
 
 void checkJson(Checker &check) {

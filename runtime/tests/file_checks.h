@@ -10,6 +10,7 @@ namespace zrt {
 void checkTokenFiles(Checker &check);
 /// The strict JSON reader: what it accepts and what it refuses.
 void checkJson(Checker &check);
+void checkSha256(Checker &check);
 /// safetensors headers written and read back; save then load restores
 /// every parameter and master bit for bit.
 void checkSafeTensors(Checker &check);

@@ -1,0 +1,71 @@
+//===- train_state.h - Checkpoints of the whole training state --*- C++ -*-===//
+//
+// --checkpoint-dir / --checkpoint-every / --keep write, and --resume reads,
+// everything a run needs to continue exactly: every parameter, float32
+// master, Adam moment and gradient accumulator, with the step (which fixes
+// the data position and the learning rate: batches and scalars are
+// functions of the step and the seed) and the seed.
+//
+// Layout of one checkpoint, DIR/step-NNNNNNNN/:
+//   rank-RRRRR.safetensors  what rank R holds: its shard of every sharded
+//                           tensor ([S] elements, S = ceil(N / W), the last
+//                           rank's zero-padded), and on rank 0 every
+//                           replicated tensor whole; tensors are named
+//                           "<role>/<name>" ("adam_m/h.0.mlp.c_fc.weight")
+//   index.json              the model (a hash of the parameter list), stage,
+//                           world size, step, seed, every tensor's whole
+//                           shape, dtype and layout, and the SHA-256 and
+//                           size of every file and every tensor
+// DIR/latest names the newest complete checkpoint.
+//
+// Writing is atomic: every rank writes and fsyncs its file into
+// step-NNNNNNNN.tmp/, rank 0 then writes the index, renames the directory
+// and only then updates `latest`; the previous checkpoint stays whole until
+// the new one is complete, and --keep=N removes the oldest after that. No
+// rank gathers the model: each writes 1/W of the sharded state.
+//
+// Loading reshards: a checkpoint written at stage S on W ranks loads at any
+// stage on any number of ranks. Each rank reads, for every tensor, the
+// element range its buffer holds, from whichever files hold it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZRT_CORE_TRAIN_STATE_H
+#define ZRT_CORE_TRAIN_STATE_H
+
+#include "core/context.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zrt {
+
+/// Where a run stands: what a checkpoint records besides the tensors.
+struct TrainPosition {
+  int64_t step = 0; // optimizer steps completed
+  uint64_t seed = 0;
+};
+
+/// Collective. Writes the training state after `position.step` steps into
+/// `dir`/step-NNNNNNNN, then keeps the newest `keep` checkpoints (0: all).
+/// Returns "" or, on every rank, the same error; on an error nothing that
+/// was complete before is touched.
+std::string saveTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
+                           const std::string &dir, const TrainPosition &position,
+                           int64_t keep);
+
+/// Collective. Resolves `path` (a checkpoint directory, or a directory
+/// whose `latest` names one) and fills every state buffer from it,
+/// resharding to this program's stage and world size. Returns "" and sets
+/// `position` and `resolved` (the checkpoint read), or, on every rank, the
+/// same error naming the file and tensor at fault.
+std::string loadTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
+                           const std::string &path, TrainPosition &position,
+                           std::string &resolved);
+
+/// Whether `dir` holds a complete checkpoint to resume from (a `latest`).
+bool hasCheckpoint(const std::string &dir);
+
+} // namespace zrt
+
+#endif // ZRT_CORE_TRAIN_STATE_H
