@@ -81,6 +81,14 @@ static void printProgram(const zrt_context *ctx) {
                 (long long)p.numClasses, ctx->args.size());
 }
 
+/// Seconds since an arbitrary start. Not MPI_Wtime: during a step the
+/// communication thread may be inside MPI, and the main thread must not be.
+static double wallSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 /// The training state: from --resume (which sets the step to start from
 /// and the seed), else parameters from --init-from or from the seed.
 static int64_t initialise(zrt_context *ctx, Options &options,
@@ -118,24 +126,22 @@ static int64_t initialise(zrt_context *ctx, Options &options,
 /// Writes the checkpoint of `step` completed steps, or stops every rank.
 static void checkpoint(zrt_context *ctx, const Options &options,
                        const std::vector<void *> &buffers, int64_t step) {
+  double start = wallSeconds();
+  int64_t bytes = 0;
   std::string error = saveTrainState(ctx, buffers, options.checkpointDir,
-                                     {step, options.seed}, options.keep);
+                                     {step, options.seed}, options.keep, bytes);
   if (!error.empty())
     leaveAll(ctx, error, ExitFailed);
+  double seconds = wallSeconds() - start;
   if (ctx->rank == 0) {
-    std::printf("checkpoint: step %lld written to '%s'\n", (long long)step,
-                options.checkpointDir.c_str());
+    std::printf("checkpoint: step %lld written to '%s' (%.1f MB by %d ranks "
+                "in %.2f s, %.0f MB/s)\n",
+                (long long)step, options.checkpointDir.c_str(), bytes / 1e6,
+                ctx->worldSize, seconds, bytes / 1e6 / std::max(seconds, 1e-9));
     std::fflush(stdout);
   }
 }
 
-/// Seconds since an arbitrary start. Not MPI_Wtime: during a step the
-/// communication thread may be inside MPI, and the main thread must not be.
-static double wallSeconds() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 /// The step function's calls, timed; "step k" on the trace's compute track.
 static float runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,

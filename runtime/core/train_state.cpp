@@ -192,7 +192,8 @@ std::vector<size_t> storedArgs(const zrt_context *ctx) {
 /// Writes this rank's file; returns its entry of the index's "files" (a
 /// JSON member) or sets `error`.
 std::string writeRankFile(zrt_context *ctx, const std::vector<void *> &buffers,
-                          const std::string &dir, std::string &error) {
+                          const std::string &dir, int64_t &bytes,
+                          std::string &error) {
   std::vector<size_t> stored = storedArgs(ctx);
   std::vector<SafeTensor> tensors;
   int64_t offset = 0;
@@ -232,6 +233,7 @@ std::string writeRankFile(zrt_context *ctx, const std::vector<void *> &buffers,
                      ": " + jsonQuote(digest.hexDigest());
   }
   file.finish();
+  bytes = file.bytes;
   if (!file.error.empty()) {
     error = file.error;
     return "";
@@ -367,8 +369,9 @@ std::string publish(const std::string &dir, const std::string &temporary,
 
 std::string saveTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
                            const std::string &dir, const TrainPosition &position,
-                           int64_t keep) {
+                           int64_t keep, int64_t &bytes) {
   quiesceComm(ctx);
+  bytes = 0;
   synchronizeDevice(ctx);
   std::string temporary = dir + "/" + stepDirName(position.step) + ".tmp";
   // A file-size limit would kill a rank by SIGXFSZ mid-write; ignored, the
@@ -386,8 +389,13 @@ std::string saveTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
   error = agreeOnError(ctx, error);
   std::string entry;
   if (error.empty()) {
-    entry = writeRankFile(ctx, buffers, temporary, error);
+    int64_t mine = 0;
+    entry = writeRankFile(ctx, buffers, temporary, mine, error);
     error = agreeOnError(ctx, error);
+    bytes = mine;
+    if (ctx->comm != MPI_COMM_NULL)
+      ZRT_MPI_CHECK(MPI_Allreduce(&mine, &bytes, 1, MPI_INT64_T, MPI_SUM,
+                                  ctx->comm));
   }
   if (error.empty()) {
     std::vector<std::string> files = gatherStrings(ctx, entry);

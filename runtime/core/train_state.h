@@ -48,11 +48,12 @@ struct TrainPosition {
 
 /// Collective. Writes the training state after `position.step` steps into
 /// `dir`/step-NNNNNNNN, then keeps the newest `keep` checkpoints (0: all).
-/// Returns "" or, on every rank, the same error; on an error nothing that
-/// was complete before is touched.
+/// Returns "" and sets `bytes` to the size of all ranks' files, or, on
+/// every rank, the same error; on an error nothing that was complete before
+/// is touched.
 std::string saveTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
                            const std::string &dir, const TrainPosition &position,
-                           int64_t keep);
+                           int64_t keep, int64_t &bytes);
 
 /// Collective. Resolves `path` (a checkpoint directory, or a directory
 /// whose `latest` names one) and fills every state buffer from it,
