@@ -74,7 +74,7 @@ void Batches::fill(int64_t step, int64_t micro,
     float scalar;
     switch (ctx->args[i].role) {
     case ZRT_ROLE_LR:
-      scalar = options.lr;
+      scalar = learningRate(options, step);
       break;
     case ZRT_ROLE_STEP:
       scalar = (float)(step + 1);

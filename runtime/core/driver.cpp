@@ -25,9 +25,13 @@
 #include "core/trace.h"
 
 #include <chrono>
+#include <climits>
 #include <cmath>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -143,6 +147,71 @@ static void checkpoint(zrt_context *ctx, const Options &options,
 }
 
 
+namespace {
+/// The signal (SIGINT, SIGTERM) this rank received, or 0: the run stops
+/// after the current step (preemption).
+volatile std::sig_atomic_t stopSignal = 0;
+void onStopSignal(int signal) { stopSignal = signal; }
+} // namespace
+
+static void catchStopSignals() {
+  struct sigaction action = {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART; // file and MPI calls go on undisturbed
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+/// Collective: the stop signal any rank received, or 0. One integer
+/// all-reduced after each step, so that every rank stops after the same
+/// step even when only one was signalled. It runs on the communication
+/// queue, so the collective watchdog bounds it like any other: a rank that
+/// stalled between steps cannot hang the others here.
+static int agreedStopSignal(zrt_context *ctx) {
+  int mine = stopSignal, any = mine;
+  if (ctx->comm == MPI_COMM_NULL)
+    return any;
+  CommOp op;
+  op.run = [&] {
+    ZRT_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, ctx->comm));
+  };
+  op.kind = "all_reduce (the end-of-step stop check)";
+  op.tensorBytes = sizeof(int);
+  ctx->commQueue->wait(ctx->commQueue->start(std::move(op)), nullptr);
+  return any;
+}
+
+/// The progress of one step, printed (--log-every, or every step on a
+/// terminal) and logged (--log-json).
+struct Progress {
+  FILE *json = nullptr;
+  int64_t every = 0;
+
+  void report(const zrt_context *ctx, const Options &options, int64_t step,
+              float loss, double seconds) {
+    const ProgramDesc &p = ctx->program;
+    double items = (double)p.globalBatch * p.microBatches *
+                   (p.task == ZRT_TASK_LM ? p.seqLen : 1);
+    double perSecond = seconds > 0 ? items / seconds : 0;
+    float lr = learningRate(options, step);
+    int64_t peak = ctx->ledger.peakTotal;
+    const char *unit = p.task == ZRT_TASK_LM ? "tokens" : "examples";
+    if (every > 0 && (step + 1) % every == 0)
+      std::printf("progress: step %lld/%lld, lr %.4g, %.2f ms/step, %.0f "
+                  "%s/s, peak memory %.1f MB\n",
+                  (long long)step + 1, (long long)options.steps, lr,
+                  seconds * 1e3, perSecond, unit, peak / 1e6);
+    if (json)
+      std::fprintf(json,
+                   "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
+                   "\"ms_per_step\": %.4f, \"%s_per_s\": %.1f, "
+                   "\"peak_memory_bytes\": %lld}\n",
+                   (long long)step + 1, loss, lr, seconds * 1e3, unit,
+                   perSecond, (long long)peak);
+  }
+};
+
 /// The step function's calls, timed; "step k" on the trace's compute track.
 static float runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
                      zrt_apply_fn applyFn, Batches &batches,
@@ -195,11 +264,25 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
                 "--steps=%lld\n",
                 (long long)firstStep, (long long)options.steps);
   int64_t checkpointed = firstStep;
+  Progress progress;
+  // Opt-in: under mpirun rank 0's stdout is a pseudo-terminal, so "on a
+  // terminal" cannot tell a person from a log; the step lines stay as they
+  // are for the scripts that read them.
+  progress.every = options.logEvery;
+  if (ctx->rank == 0 && !options.logJson.empty()) {
+    progress.json = std::fopen(options.logJson.c_str(), "w");
+    if (!progress.json)
+      std::fprintf(stderr, "warning: cannot write --log-json '%s': %s\n",
+                   options.logJson.c_str(), std::strerror(errno));
+  }
+  catchStopSignals();
   for (int64_t step = firstStep; step < options.steps; ++step) {
+    double before = seconds;
     float loss =
         runStep(ctx, step, stepFn, applyFn, batches, buffers, options, seconds);
     if (ctx->rank == 0) {
       std::printf("step %lld loss %.9g\n", (long long)step + 1, loss);
+      progress.report(ctx, options, step, loss, seconds - before);
       std::fflush(stdout);
     }
     // Every rank holds the same (all-reduced) loss, so all stop together.
@@ -220,7 +303,26 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
       checkpoint(ctx, options, buffers, step + 1);
       checkpointed = step + 1;
     }
+    if (int signal = agreedStopSignal(ctx)) {
+      const char *name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+      if (progress.json)
+        std::fclose(progress.json);
+      if (options.checkpointDir.empty())
+        leaveAll(ctx,
+                 std::string("stopped by ") + name + " after step " +
+                     std::to_string(step + 1) +
+                     "; nothing saved (no --checkpoint-dir)",
+                 ExitFailed);
+      if (checkpointed != step + 1)
+        checkpoint(ctx, options, buffers, step + 1);
+      if (ctx->rank == 0)
+        std::printf("stopped by %s after step %lld; continue with --resume\n",
+                    name, (long long)step + 1);
+      leaveAll(ctx, "", ExitOk);
+    }
   }
+  if (progress.json)
+    std::fclose(progress.json);
   if (!options.checkpointDir.empty() && checkpointed < options.steps)
     checkpoint(ctx, options, buffers, options.steps);
   if (!options.save.empty()) {

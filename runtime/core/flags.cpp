@@ -2,6 +2,7 @@
 
 #include "core/flags.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -44,6 +45,16 @@ std::string usage(const char *program) {
          "                       newest; bare or =latest: --checkpoint-dir's\n"
          "                       newest), at any stage and world size;\n"
          "                       --steps counts from the start of the run\n"
+         "  --lr-schedule=S      constant (default), cosine or linear decay\n"
+         "                       of the learning rate from --lr to --min-lr\n"
+         "                       at the last step, after --warmup-steps\n"
+         "  --warmup-steps=N     linear warm-up from --lr/N over N steps\n"
+         "  --min-lr=F           the rate the decay ends at (default 0)\n"
+         "  --log-every=N        a progress line (learning rate, ms/step,\n"
+         "                       tokens/s, peak memory) every N steps\n"
+         "  --log-json=FILE      the same per step, one JSON object a line\n"
+         "  SIGINT/SIGTERM       every rank finishes its step, writes a\n"
+         "                       checkpoint (with --checkpoint-dir) and exits\n"
          "  --trace=FILE         write a Chrome/Perfetto trace of every "
          "rank's\n"
          "                       kernels and collectives (ui.perfetto.dev) "
@@ -106,14 +117,17 @@ static bool parseNonNegative(const std::string &text, float &out) {
 
 static bool isPathFlag(const std::string &flag) {
   return flag == "--data" || flag == "--init-from" || flag == "--save" ||
-         flag == "--trace" || flag == "--checkpoint-dir";
+         flag == "--trace" || flag == "--checkpoint-dir" ||
+         flag == "--log-json";
 }
 
 static bool isValueFlag(const std::string &flag) {
   return flag == "--steps" || flag == "--lr" || flag == "--seed" ||
          flag == "--clip-grad-norm" || flag == "--device" ||
          flag == "--collective-timeout" || flag == "--checkpoint-every" ||
-         flag == "--keep" || isPathFlag(flag);
+         flag == "--keep" || flag == "--lr-schedule" ||
+         flag == "--warmup-steps" || flag == "--min-lr" ||
+         flag == "--log-every" || isPathFlag(flag);
 }
 
 static bool parseDevice(const std::string &text, DeviceChoice &out) {
@@ -142,6 +156,7 @@ static bool applyValue(const std::string &flag, const std::string &value,
      : flag == "--init-from"      ? options.initFrom
      : flag == "--save"           ? options.save
      : flag == "--checkpoint-dir" ? options.checkpointDir
+     : flag == "--log-json"       ? options.logJson
                                   : options.trace) = value;
     return true;
   }
@@ -154,6 +169,21 @@ static bool applyValue(const std::string &flag, const std::string &value,
     ok = parseInt(value, 1,
                   flag == "--keep" ? options.keep : options.checkpointEvery);
     expected = "a positive integer";
+  } else if (flag == "--warmup-steps") {
+    ok = parseInt(value, 0, options.warmupSteps);
+    expected = "a non-negative integer";
+  } else if (flag == "--log-every") {
+    ok = parseInt(value, 1, options.logEvery);
+    expected = "a positive integer";
+  } else if (flag == "--min-lr") {
+    ok = parseNonNegative(value, options.minLr);
+    expected = "a non-negative number";
+  } else if (flag == "--lr-schedule") {
+    ok = value == "constant" || value == "cosine" || value == "linear";
+    options.lrSchedule = value == "cosine"   ? Options::Schedule::Cosine
+                         : value == "linear" ? Options::Schedule::Linear
+                                             : Options::Schedule::Constant;
+    expected = "constant, cosine or linear";
   } else if (flag == "--steps") {
     ok = parseInt(value, 0, options.steps);
     expected = "a non-negative integer";
@@ -177,6 +207,24 @@ static bool applyValue(const std::string &flag, const std::string &value,
   if (!ok)
     error = flag + " expects " + expected + ", got '" + value + "'";
   return ok;
+}
+
+float learningRate(const Options &options, int64_t step) {
+  double lr = options.lr, minLr = options.minLr;
+  int64_t warmup = options.warmupSteps;
+  if (step < warmup)
+    return (float)(lr * (step + 1) / warmup);
+  if (options.lrSchedule == Options::Schedule::Constant)
+    return options.lr;
+  // Decay over the steps after warm-up: from lr right after it to minLr at
+  // the last step.
+  int64_t span = std::max<int64_t>(1, options.steps - 1 - warmup);
+  double progress = std::min(1.0, (double)(step - warmup) / span);
+  double decayed =
+      options.lrSchedule == Options::Schedule::Cosine
+          ? minLr + 0.5 * (lr - minLr) * (1.0 + std::cos(M_PI * progress))
+          : lr - (lr - minLr) * progress;
+  return (float)decayed;
 }
 
 bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
@@ -233,6 +281,10 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
   if (options.resume == "latest" && options.checkpointDir.empty()) {
     error = "--resume without a directory resumes from --checkpoint-dir's "
             "newest checkpoint; give --checkpoint-dir=DIR or --resume=DIR";
+    return false;
+  }
+  if (options.minLr > options.lr) {
+    error = "--min-lr must not exceed --lr";
     return false;
   }
   if (!options.resume.empty() && !options.initFrom.empty()) {

@@ -24,6 +24,17 @@ struct Options {
   std::string checkpointDir;
   int64_t checkpointEvery = 0; // 0: only after the last step
   int64_t keep = 0;            // checkpoints kept; 0: all
+  /// --lr-schedule: the learning rate of each step, from --lr (see
+  /// learningRate): constant, cosine or linear decay to --min-lr after
+  /// --warmup-steps of linear warm-up.
+  enum class Schedule { Constant, Cosine, Linear };
+  Schedule lrSchedule = Schedule::Constant;
+  int64_t warmupSteps = 0;
+  float minLr = 0.0f;
+  /// --log-every: a progress line every N steps (0: none); --log-json: the same fields per step, one JSON object a
+  /// line.
+  int64_t logEvery = 0;
+  std::string logJson;
   /// --resume: a checkpoint (or a directory whose `latest` names one), or
   /// "latest" for --checkpoint-dir's newest; empty when not resuming.
   std::string resume;
@@ -39,6 +50,11 @@ struct Options {
   /// rank 0 sees them after a gather, instead of training.
   bool dumpBatch = false;
 };
+
+/// The learning rate of 0-based `step` under options' schedule: warm-up
+/// from lr/W to lr over the first W steps, then constant, or a cosine or
+/// linear decay from lr to --min-lr at the last of --steps.
+float learningRate(const Options &options, int64_t step);
 
 /// Parses argv (both `--flag=value` and `--flag value`). Returns false and
 /// sets `error` to a one-line message naming the flag on bad input. Pure, so

@@ -1,7 +1,7 @@
 """Injures a running job and times how it ends.
 
   injure_job.py --mpirun CMD --ranks N --after SECONDS
-      (--rank R [--signal STOP|KILL] | --truncate FILE) -- PROGRAM ARGS...
+      (--rank R [--signal STOP|KILL|TERM|INT] | --truncate FILE) -- PROGRAM ARGS...
 
 Starts `CMD N PROGRAM ARGS...`, lets it run for SECONDS, then either sends
 rank R (found by OMPI_COMM_WORLD_RANK in its environment) a signal (STOP by
@@ -44,7 +44,7 @@ def main():
     parser.add_argument("--mpirun", required=True)
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--rank", type=int)
-    parser.add_argument("--signal", choices=["STOP", "KILL"], default="STOP")
+    parser.add_argument("--signal", choices=["STOP", "KILL", "TERM", "INT"], default="STOP")
     parser.add_argument("--truncate")
     parser.add_argument("--after", type=float, required=True)
     parser.add_argument("command", nargs=argparse.REMAINDER)
