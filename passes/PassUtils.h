@@ -32,6 +32,9 @@ inline constexpr llvm::StringLiteral kDataAttrName = "nn.data";
 inline constexpr llvm::StringLiteral kInitAttrName = "nn.init";
 inline constexpr llvm::StringLiteral kInitScaleAttrName = "nn.init_scale";
 inline constexpr llvm::StringLiteral kUpdatesAttrName = "zero.updates";
+/// Module attribute of a transformer built by the frontend: its Hugging
+/// Face config.json, declared to the runtime for --export-hf.
+inline constexpr llvm::StringLiteral kHFConfigAttrName = "nn.hf_config";
 /// Function attribute: micro-batches accumulated per optimizer step.
 inline constexpr llvm::StringLiteral kMicroBatchesAttrName =
     "zero.micro_batches";

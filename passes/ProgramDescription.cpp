@@ -206,6 +206,11 @@ LogicalResult emitProgramDescription(func::FuncOp trainStep,
       shape->numFeatures, shape->numClasses);
   zrt::DeclareMicroBatchesOp::create(
       b, loc, std::max<int64_t>(1, intAttr(kMicroBatchesAttrName)));
+  // The frontend's config.json of a transformer, moved into the program.
+  if (auto config = module->getAttrOfType<StringAttr>(kHFConfigAttrName)) {
+    zrt::DeclareHfConfigOp::create(b, loc, config);
+    module->removeAttr(kHFConfigAttrName);
+  }
   for (auto [i, arg] : llvm::enumerate(args))
     zrt::DeclareArgOp::create(b, loc, i, arg.name,
                               static_cast<zrt::Role>(arg.role), arg.sharded,

@@ -49,6 +49,10 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
                  I64{int64_t(d.getMicroBatches())});
         return success();
       })
+      .Case([&](DeclareHfConfigOp d) {
+        ZRT_CALL(zrt_declare_hf_config, Str{d.getJson()});
+        return success();
+      })
       .Case([&](DeclareArgOp d) {
         auto type = cast<RankedTensorType>(d.getType());
         I64 dims[4];

@@ -79,6 +79,21 @@ def Zrt_DeclareMicroBatchesOp : Zrt_Op<"declare_micro_batches"> {
   let assemblyFormat = "$micro_batches attr-dict";
 }
 
+def Zrt_DeclareHfConfigOp : Zrt_Op<"declare_hf_config"> {
+  let summary = "declares the Hugging Face config.json of a transformer";
+  let description = [{
+    `zrt_declare_hf_config`: the config.json (JSON text) that the runtime's
+    `--export-hf` writes next to the trained weights, so that transformers'
+    `from_pretrained` loads them.
+
+    ```mlir
+    zrt.declare_hf_config "{\"model_type\": \"gpt2\", ...}"
+    ```
+  }];
+  let arguments = (ins StrAttr:$json);
+  let assemblyFormat = "$json attr-dict";
+}
+
 def Zrt_DeclareArgOp : Zrt_Op<"declare_arg"> {
   let summary = "declares one argument of the step";
   let description = [{

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 8
+#define ZRT_ABI_VERSION 9
 
 typedef struct zrt_context zrt_context;
 
@@ -152,6 +152,11 @@ void zrt_declare_arg(zrt_context *ctx, int64_t index, const char *name,
  * micro-batch (micro_batches >= 1, 1 when never declared), each on the next
  * global batch of data, then zero_program_apply once. */
 void zrt_declare_micro_batches(zrt_context *ctx, int64_t micro_batches);
+
+/* A transformer program's Hugging Face config.json (NUL-terminated JSON
+ * text), which --export-hf writes next to the trained weights. Programs of
+ * other models do not declare one. */
+void zrt_declare_hf_config(zrt_context *ctx, const char *json);
 
 /* Exported by the generated object (not by libzrt). */
 void zero_program_describe(zrt_context *ctx);

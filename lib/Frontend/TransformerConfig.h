@@ -85,6 +85,10 @@ llvm::Expected<TransformerConfig> parseHFConfigText(llvm::StringRef text,
 /// Writes the field tables as markdown (docs/HFConfigFields.md).
 void printConfigFieldTables(llvm::raw_ostream &os);
 
+/// `config` as a Hugging Face config.json (HFConfigExport.cpp): what
+/// `--export-hf` writes next to the trained weights.
+std::string exportHFConfig(const TransformerConfig &config);
+
 /// Checks the configuration describes a model zero-opt can build.
 llvm::Error validateConfig(const TransformerConfig &config,
                            llvm::StringRef source);

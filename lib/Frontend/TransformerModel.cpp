@@ -285,7 +285,12 @@ OwningOpRef<ModuleOp> buildTransformer(MLIRContext *ctx,
                    << *config.slidingWindow;
     return nullptr;
   }
-  return ModelBuilder(ctx, config, shape).build(loc);
+  OwningOpRef<ModuleOp> module = ModelBuilder(ctx, config, shape).build(loc);
+  // What the runtime's --export-hf writes as config.json.
+  if (module)
+    (*module)->setAttr("nn.hf_config",
+                       StringAttr::get(ctx, exportHFConfig(config)));
+  return module;
 }
 
 } // namespace zero

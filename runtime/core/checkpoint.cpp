@@ -11,6 +11,7 @@
 #include "core/weight_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -285,6 +286,36 @@ static void finish(Writer &writer) {
     fsync(dirFd);
     close(dirFd);
   }
+}
+
+std::string exportHuggingFace(zrt_context *ctx,
+                              const std::vector<void *> &buffers,
+                              const std::string &dir) {
+  std::string error;
+  if (ctx->rank == 0 && mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    error = "cannot create directory '" + dir + "': " + std::strerror(errno);
+  error = agreeOnError(ctx, error);
+  if (error.empty())
+    error = saveParams(ctx, buffers, dir + "/model.safetensors");
+  if (!error.empty())
+    return error;
+  if (ctx->rank == 0) {
+    Writer writer;
+    writer.path = dir + "/config.json";
+    writer.temporary = writer.path + ".tmp";
+    errno = 0;
+    writer.fd = open(writer.temporary.c_str(),
+                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (writer.fd < 0) {
+      writer.fail("cannot create '" + writer.temporary + "'");
+    } else {
+      const std::string &text = ctx->program.hfConfig;
+      writer.write(0, text.data(), text.size());
+      finish(writer);
+    }
+    error = writer.error;
+  }
+  return agreeOnError(ctx, error);
 }
 
 std::string saveParams(zrt_context *ctx, const std::vector<void *> &buffers,

@@ -32,6 +32,14 @@ std::string loadParams(zrt_context *ctx, const std::vector<void *> &buffers,
 std::string saveParams(zrt_context *ctx, const std::vector<void *> &buffers,
                        const std::string &path);
 
+/// Collective. --export-hf: `dir`/model.safetensors (as saveParams) and
+/// `dir`/config.json (the program's declared Hugging Face config), each
+/// written through a temporary file and a rename. Returns "" or, on every
+/// rank, the same error.
+std::string exportHuggingFace(zrt_context *ctx,
+                              const std::vector<void *> &buffers,
+                              const std::string &dir);
+
 } // namespace zrt
 
 #endif // ZRT_CORE_CHECKPOINT_H

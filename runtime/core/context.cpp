@@ -145,14 +145,19 @@ extern "C" void zrt_declare_program(zrt_context *ctx, int64_t abiVersion,
                                     int64_t numClasses) {
   if (ctx->program.declared)
     fatal("zrt_declare_program called twice");
-  ctx->program = {true,        abiVersion, worldSize,   stage,     task,
-                  globalBatch, seqLen,     numFeatures, numClasses};
+  ctx->program = {true,   abiVersion,  worldSize,  stage,
+                  task,   globalBatch, seqLen,     numFeatures,
+                  numClasses, /*microBatches=*/1, /*hfConfig=*/""};
 }
 
 extern "C" void zrt_declare_micro_batches(zrt_context *ctx,
                                           int64_t microBatches) {
   // Checked with the rest of the declarations (program.cpp).
   ctx->program.microBatches = microBatches;
+}
+
+extern "C" void zrt_declare_hf_config(zrt_context *ctx, const char *json) {
+  ctx->program.hfConfig = json ? json : "";
 }
 
 extern "C" void zrt_declare_arg(zrt_context *ctx, int64_t index,

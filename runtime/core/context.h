@@ -36,6 +36,7 @@ struct ProgramDesc {
   int64_t numFeatures = 0;
   int64_t numClasses = 0;
   int64_t microBatches = 1; // zrt_declare_micro_batches
+  std::string hfConfig;      // zrt_declare_hf_config; empty if none
 };
 
 /// What zrt_declare_arg recorded for one step argument, unchecked: the

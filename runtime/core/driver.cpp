@@ -60,6 +60,10 @@ static std::string checkFlagsForTask(const zrt_context *ctx,
   if (!lm && !options.data.empty())
     return "--data is for language-model programs; this program trains a "
            "classifier on synthetic data";
+  if (!options.exportHf.empty() && ctx->program.hfConfig.empty())
+    return "--export-hf writes a Hugging Face model; this program was not "
+           "compiled from a transformer config (--model=gpt2..., "
+           "--model-config)";
   if (lm && options.data.empty() && (options.steps > 0 || options.dumpBatch))
     return "this program trains a language model and needs --data=FILE, a "
            "token file (see runtime/README.md; --steps=0 runs without one)";
@@ -329,6 +333,14 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
     std::string error = saveParams(ctx, buffers, options.save);
     if (!error.empty())
       leaveAll(ctx, error, ExitFailed);
+  }
+  if (!options.exportHf.empty()) {
+    std::string error = exportHuggingFace(ctx, buffers, options.exportHf);
+    if (!error.empty())
+      leaveAll(ctx, error, ExitFailed);
+    if (ctx->rank == 0)
+      std::printf("exported: '%s' (model.safetensors, config.json)\n",
+                  options.exportHf.c_str());
   }
   if (!options.quietMemory)
     printLedger(ctx);

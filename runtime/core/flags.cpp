@@ -36,6 +36,9 @@ std::string usage(const char *program) {
          "  --save=FILE          write parameters to a .safetensors file "
          "after\n"
          "                       the last step\n"
+         "  --export-hf=DIR      after the last step, write model.safetensors\n"
+         "                       and config.json there: a Hugging Face model\n"
+         "                       that transformers' from_pretrained loads\n"
          "  --checkpoint-dir=DIR write the whole training state (parameters,\n"
          "                       masters, Adam moments, step) there, each\n"
          "                       rank its own shard, after the last step\n"
@@ -118,7 +121,7 @@ static bool parseNonNegative(const std::string &text, float &out) {
 static bool isPathFlag(const std::string &flag) {
   return flag == "--data" || flag == "--init-from" || flag == "--save" ||
          flag == "--trace" || flag == "--checkpoint-dir" ||
-         flag == "--log-json";
+         flag == "--log-json" || flag == "--export-hf";
 }
 
 static bool isValueFlag(const std::string &flag) {
@@ -157,6 +160,7 @@ static bool applyValue(const std::string &flag, const std::string &value,
      : flag == "--save"           ? options.save
      : flag == "--checkpoint-dir" ? options.checkpointDir
      : flag == "--log-json"       ? options.logJson
+     : flag == "--export-hf"      ? options.exportHf
                                   : options.trace) = value;
     return true;
   }

@@ -18,6 +18,9 @@ struct Options {
   std::string data;     // token file of an LM program
   std::string initFrom; // safetensors to load parameters from
   std::string save;     // safetensors to write after the last step
+  /// --export-hf: a directory for model.safetensors + config.json after the
+  /// last step (transformer programs).
+  std::string exportHf;
   std::string trace;    // Chrome trace JSON to write after the last step
   /// --checkpoint-dir: where full training-state checkpoints go
   /// (train_state.h), every --checkpoint-every steps and after the last.

@@ -4,13 +4,15 @@
 // then what the C prototype takes, the dtypes and sizes read from the
 // buffers' types.
 
-// CHECK-DAG: llvm.mlir.global internal constant @[[NAME:__zrt_str_0]]("h.0.w\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[CONFIG:__zrt_str_[0-9]+]]("{\22model_type\22: \22gpt2\22}\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[NAME:__zrt_str_[0-9]+]]("h.0.w\00")
 // CHECK-DAG: llvm.mlir.global internal constant @[[FREQ:__zrt_rope_inv_freq_0]](dense<[1.000000e+00, 5.000000e-01]> : tensor<2xf32>)
 // CHECK-LABEL: func.func @zero_program_describe
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr)
-// ABI version 8, world size 3, stage 2, task 1 (lm), batch 6 x 8, 0 features, 50 classes.
-// CHECK: call @zrt_declare_program(%[[CTX]], %c8_i64, %c3_i64, %c2_i64, %c1_i32, %c6_i64, %c8_i64, %c0_i64, %c50_i64)
+// ABI version 9, world size 3, stage 2, task 1 (lm), batch 6 x 8, 0 features, 50 classes.
+// CHECK: call @zrt_declare_program(%[[CTX]], %c9_i64, %c3_i64, %c2_i64, %c1_i32, %c6_i64, %c8_i64, %c0_i64, %c50_i64)
 // CHECK: call @zrt_declare_micro_batches(%[[CTX]], %c4_i64)
+// CHECK: call @zrt_declare_hf_config(%[[CTX]], %{{.*}})
 // Index 0, role 2 (param), bf16 (1), rank 2, 6 x 4, sharded, init 2 (normal), 0.02.
 // CHECK: call @zrt_declare_arg(%[[CTX]], %c0_i64, %{{.*}}, %c2_i32, %c1_i32, %c2_i32, %c6_i64, %c4_i64, %c0_i64, %c0_i64, %c1_i32, %c2_i32, %{{.*}})
 // The activation arena (category 3) of 192 bytes.
@@ -18,6 +20,7 @@
 func.func @zero_program_describe() {
   zrt.declare_program world_size 3 stage 2 task lm batch 6 x 8 features 0 classes 50
   zrt.declare_micro_batches 4
+  zrt.declare_hf_config "{\"model_type\": \"gpt2\"}"
   zrt.declare_arg 0 "h.0.w" param sharded init normal 2.000000e-02 : tensor<6x4xbf16>
   zrt.declare_arena activation 192
   return
