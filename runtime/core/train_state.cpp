@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/train_state.h"
+#include "core/train_state_index.h"
 #include "core/agree.h"
 #include "core/check.h"
 #include "core/device.h"
@@ -32,9 +33,6 @@ namespace zrt {
 
 namespace {
 
-constexpr int kFormatVersion = 1;
-constexpr const char *kFormat = "zero-opt-train-state";
-
 std::string str(int64_t value) { return std::to_string(value); }
 
 /// The arguments a checkpoint holds: all that a step carries to the next.
@@ -58,11 +56,6 @@ std::string stepDirName(int64_t step) {
   return name;
 }
 
-std::string rankFileName(int rank) {
-  char name[40];
-  std::snprintf(name, sizeof(name), "rank-%05d.safetensors", rank);
-  return name;
-}
 
 /// The model a checkpoint belongs to: its parameters' names, dtypes and
 /// whole shapes (FNV-1a), which neither the stage nor the world size
@@ -272,8 +265,8 @@ std::vector<std::string> gatherStrings(zrt_context *ctx,
 /// The index of a checkpoint whose files are described by `files`.
 std::string indexText(const zrt_context *ctx, const TrainPosition &position,
                       const std::vector<std::string> &files) {
-  std::string text = "{\n  \"format\": \"" + std::string(kFormat) +
-                     "\",\n  \"version\": " + str(kFormatVersion) +
+  std::string text = "{\n  \"format\": \"" + std::string(kTrainStateFormat) +
+                     "\",\n  \"version\": " + str(kTrainStateFormatVersion) +
                      ",\n  \"model\": " + jsonQuote(modelHash(ctx)) +
                      ",\n  \"stage\": " + str(ctx->program.stage) +
                      ",\n  \"world_size\": " + str(ctx->worldSize) +
@@ -423,28 +416,6 @@ bool hasCheckpoint(const std::string &dir) {
 
 namespace {
 
-/// One tensor as the index describes it.
-struct IndexTensor {
-  std::string dtype;
-  std::vector<int64_t> shape;
-  bool sharded = false;
-};
-
-/// What a rank needs of the index.
-struct Index {
-  std::string path; // the checkpoint directory
-  std::string model;
-  int64_t stage = 0, worldSize = 0;
-  TrainPosition position;
-  std::map<std::string, IndexTensor> tensors;
-  struct File {
-    int64_t bytes = 0;
-    std::string sha256;
-    std::map<std::string, std::string> tensorSha256;
-  };
-  std::map<std::string, File> files;
-};
-
 std::string readFile(const std::string &path, std::string &out) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
@@ -493,90 +464,20 @@ std::string resolve(const std::string &path, std::string &dir) {
   return "";
 }
 
-std::string parseIndex(const std::string &dir, Index &index) {
+std::string parseIndex(const std::string &dir, TrainStateIndex &index) {
   std::string where = dir + "/index.json";
   std::string text;
   std::string error = readFile(where, text);
   if (!error.empty())
     return error;
-  JsonValue root;
-  error = parseJson(text, root);
-  if (!error.empty())
-    return "'" + where + "' is not valid JSON: " + error;
-  auto bad = [&](const std::string &what) {
-    return "'" + where + "': " + what;
-  };
-  const JsonValue *format = root.find("format");
-  if (root.kind != JsonValue::Object || !format || format->text != kFormat)
-    return bad("not a zero-opt training-state index (no \"format\": \"" +
-               std::string(kFormat) + "\")");
-  int64_t version = 0, step = 0, seed = 0;
-  const JsonValue *v = root.find("version");
-  if (!v || !v->asCount(version) || version != kFormatVersion)
-    return bad("unsupported version (this runtime reads version " +
-               str(kFormatVersion) + ")");
-  const JsonValue *model = root.find("model");
-  const JsonValue *stage = root.find("stage");
-  const JsonValue *world = root.find("world_size");
-  const JsonValue *stepValue = root.find("step");
-  const JsonValue *seedValue = root.find("seed");
-  const JsonValue *tensors = root.find("tensors");
-  const JsonValue *files = root.find("files");
-  if (!model || model->kind != JsonValue::String || !stage ||
-      !stage->asCount(index.stage) || !world ||
-      !world->asCount(index.worldSize) || index.worldSize < 1 || !stepValue ||
-      !stepValue->asCount(step) || !seedValue || !seedValue->asCount(seed) ||
-      !tensors || tensors->kind != JsonValue::Object || !files ||
-      files->kind != JsonValue::Object)
-    return bad("missing or malformed model, stage, world_size, step, seed, "
-               "tensors or files");
+  error = parseTrainStateIndex(text, where, index);
   index.path = dir;
-  index.model = model->text;
-  index.position.step = step;
-  index.position.seed = (uint64_t)seed;
-  for (const auto &[key, value] : tensors->members) {
-    IndexTensor tensor;
-    const JsonValue *dtype = value.find("dtype");
-    const JsonValue *shape = value.find("shape");
-    const JsonValue *sharded = value.find("sharded");
-    if (!dtype || !shape || shape->kind != JsonValue::Array || !sharded ||
-        sharded->kind != JsonValue::Bool)
-      return bad("tensor '" + key + "' lacks dtype, shape or sharded");
-    tensor.dtype = dtype->text;
-    for (const JsonValue &dim : shape->items) {
-      int64_t d = 0;
-      if (!dim.asCount(d))
-        return bad("tensor '" + key + "' has a malformed shape");
-      tensor.shape.push_back(d);
-    }
-    tensor.sharded = sharded->boolean;
-    index.tensors[key] = tensor;
-  }
-  for (const auto &[name, value] : files->members) {
-    Index::File file;
-    const JsonValue *bytes = value.find("bytes");
-    const JsonValue *sha = value.find("sha256");
-    const JsonValue *digests = value.find("tensors");
-    if (!bytes || !bytes->asCount(file.bytes) || !sha ||
-        sha->kind != JsonValue::String || !digests ||
-        digests->kind != JsonValue::Object ||
-        name.find('/') != std::string::npos)
-      return bad("file entry '" + name + "' is malformed");
-    file.sha256 = sha->text;
-    for (const auto &[tensor, digest] : digests->members)
-      file.tensorSha256[tensor] = digest.text;
-    index.files[name] = file;
-  }
-  for (int r = 0; r < index.worldSize; ++r)
-    if (!index.files.count(rankFileName(r)))
-      return bad("names no file for rank " + str(r) + " of " +
-                 str(index.worldSize));
-  return "";
+  return error;
 }
 
 /// Refuses a checkpoint whose tensors do not fit this program; "" if they
 /// all do. Accumulators may be missing: they are zero between steps.
-std::string checkModel(const zrt_context *ctx, const Index &index) {
+std::string checkModel(const zrt_context *ctx, const TrainStateIndex &index) {
   for (const ArgDesc &arg : ctx->args) {
     if (!isState(arg.role))
       continue;
@@ -624,10 +525,10 @@ std::string hashRange(int fd, int64_t begin, int64_t end, std::string &hex) {
   return "";
 }
 
-std::string openChecked(const Index &index, int rank, CheckedFile &out) {
+std::string openChecked(const TrainStateIndex &index, int rank, CheckedFile &out) {
   std::string name = rankFileName(rank);
   std::string path = index.path + "/" + name;
-  const Index::File &entry = index.files.at(name);
+  const TrainStateIndex::File &entry = index.files.at(name);
   struct stat st;
   if (stat(path.c_str(), &st) != 0)
     return "checkpoint file '" + path + "' is missing";
@@ -668,7 +569,7 @@ std::string loadTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
                            const std::string &path, TrainPosition &position,
                            std::string &resolved) {
   quiesceComm(ctx);
-  Index index;
+  TrainStateIndex index;
   std::string error = resolve(path, resolved);
   if (error.empty())
     error = parseIndex(resolved, index);
