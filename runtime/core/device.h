@@ -34,7 +34,8 @@ namespace zrt {
 /// the zrt_* function itself, so that a backend's table only compiles when
 /// every signature matches the ABI.
 struct DeviceKernels {
-#define ZRT_KERNEL(name, backendName, params) decltype(&::zrt_##name) name;
+#define ZRT_KERNEL(name, backendName, params, args)                            \
+  decltype(&::zrt_##name) name;
 #include "zero/zrt_kernels.def"
 #undef ZRT_KERNEL
 };

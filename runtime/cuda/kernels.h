@@ -83,7 +83,7 @@ void checkDeviceErrors(zrt_context *ctx);
 
 // One per catalogue line, with the zrt_* function's parameters: matmul.cu,
 // attention.cu, and one .cu per remaining family define them.
-#define ZRT_KERNEL(name, backendName, params) void backendName params;
+#define ZRT_KERNEL(name, backendName, params, args) void backendName params;
 #include "zero/zrt_kernels.def"
 #undef ZRT_KERNEL
 

@@ -18,7 +18,8 @@ namespace zrt::cuda {
 /// declared from the same line (kernels.h): a kernel missing does not link.
 static DeviceKernels makeTable() {
   DeviceKernels kernels{};
-#define ZRT_KERNEL(name, backendName, params) kernels.name = cuda::backendName;
+#define ZRT_KERNEL(name, backendName, params, args)                            \
+  kernels.name = cuda::backendName;
 #include "zero/zrt_kernels.def"
 #undef ZRT_KERNEL
   return kernels;
