@@ -4,6 +4,7 @@
 #include "core/check.h"
 #include "core/trace.h"
 #include "cpu/comm_queue.h"
+#include "cpu/kernels.h"
 
 #include <cmath>
 #include <cstdio>
@@ -44,6 +45,7 @@ zrt_context *createContext(MPI_Comm comm) {
   ZRT_MPI_CHECK(MPI_Comm_size(ctx->comm, &ctx->worldSize));
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true);
   ctx->commQueue->setTimeout(collectiveTimeoutSeconds());
+  ctx->kernels = &cpu::cpuKernels();
   return ctx;
 }
 
@@ -65,6 +67,7 @@ zrt_context *createLocalContext(int rank, int worldSize) {
   ctx->rank = rank;
   ctx->worldSize = worldSize;
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/false);
+  ctx->kernels = &cpu::cpuKernels();
   return ctx;
 }
 
@@ -113,7 +116,7 @@ void destroyContext(zrt_context *ctx) {
   for (zrt_context::Arena &arena : ctx->arenas)
     if (arena.base)
       release(arena.base);
-  ctx->device = nullptr;
+  ctx->kernels = nullptr;
   ctx->deviceRuntime.reset();
   if (ctx->comm != MPI_COMM_NULL)
     ZRT_MPI_CHECK(MPI_Comm_free(&ctx->comm));

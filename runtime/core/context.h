@@ -128,9 +128,10 @@ struct zrt_context {
   std::unique_ptr<zrt::CommQueue> commQueue;
   /// Set by --trace before the first step; null otherwise.
   std::unique_ptr<zrt::Tracer> tracer;
-  /// The kernels of the device the context runs on (ZRT_ON_DEVICE); null:
-  /// the CPU backend. Set with deviceRuntime by the backend (core/device.h).
-  const zrt::DeviceKernels *device = nullptr;
+  /// The kernels of the backend the context runs on, which the zrt_* entry
+  /// points call (abi/kernels.cpp); never null: the CPU's from creation
+  /// until a device backend sets it with deviceRuntime (core/device.h).
+  const zrt::DeviceKernels *kernels = nullptr;
   /// The device's memory, host transfers, synchronisation and collectives;
   /// null on the CPU.
   std::unique_ptr<zrt::DeviceRuntime> deviceRuntime;

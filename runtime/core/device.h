@@ -1,12 +1,12 @@
 //===- device.h - Which backend runs a context's kernels --------*- C++ -*-===//
 //
-// libzrt has one C ABI (zrt.h) and two backends behind it. The CPU kernels in
-// cpu/ are the zrt_* symbols themselves; a context on an accelerator carries a
-// table of the same kernels (DeviceKernels) and every CPU entry point starts
-// with ZRT_ON_DEVICE, which hands the call to that table. The dispatch is one
-// test of a pointer per call, done after the kernel's TraceScope so that the
-// trace sees both backends, and the generated program never knows which one
-// runs.
+// libzrt has one C ABI (zrt.h) and two backends behind it. Every context
+// carries a table of its backend's kernels (DeviceKernels): the CPU's
+// (cpu/kernels_table.cpp) from its creation, or an accelerator's once the
+// context is attached to one. The exported zrt_* kernels (abi/kernels.cpp)
+// open the kernel's TraceScope and call that table, so the trace sees both
+// backends, the dispatch is one indirect call, and the generated program
+// never knows which backend runs.
 //
 // Everything else a backend must do differently is the DeviceRuntime of the
 // context: memory (zrt_alloc / zrt_free), moving data between the host and the
@@ -174,14 +174,5 @@ private:
 };
 
 } // namespace zrt
-
-/// The first statement of every CPU kernel entry point (after its
-/// TraceScope): on a context attached to a device, the call goes to the
-/// device's kernel of the same name with the same arguments.
-#define ZRT_ON_DEVICE(kernel, ctx, ...)                                        \
-  do {                                                                         \
-    if ((ctx)->device)                                                         \
-      return (ctx)->device->kernel((ctx), __VA_ARGS__);                        \
-  } while (0)
 
 #endif // ZRT_CORE_DEVICE_H

@@ -130,7 +130,7 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
   // Zero-filled, as zrt_alloc's memory: a packed bucket's padding relies
   // on it. On a device the fill is queued after every earlier kernel, so
   // the range's previous tenant is done with it.
-  if (ctx->device)
+  if (ctx->deviceRuntime)
     zrt_fill(ctx, ZRT_BF16, ptr, bytes / 2, 0.0f);
   else
     std::memset(ptr, 0, bytes);

@@ -276,7 +276,7 @@ void attach(zrt_context *ctx, int gpu) {
     fatal("zrt::cuda::attach: the context already holds %zu host buffers",
           ctx->allocations.size());
   ctx->deviceRuntime = std::make_unique<CudaRuntime>(ctx, gpu);
-  ctx->device = &cudaKernels();
+  ctx->kernels = &cudaKernels();
 }
 
 } // namespace zrt::cuda

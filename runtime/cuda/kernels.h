@@ -41,8 +41,8 @@
 
 namespace zrt::cuda {
 
-/// Every kernel below as the DeviceKernels table ZRT_ON_DEVICE dispatches
-/// to (kernels_table.cpp): a GPU context's, and the emulated device's.
+/// Every kernel below as the DeviceKernels table the zrt_* entry points call
+/// (kernels_table.cpp): a GPU context's, and the emulated device's.
 const DeviceKernels &cudaKernels();
 
 //===--- What the kernels need from the context (device_context.cpp) ------===//

@@ -145,7 +145,7 @@ void attach(zrt_context *ctx) {
           "buffers",
           ctx->allocations.size());
   ctx->deviceRuntime = std::make_unique<EmulatedRuntime>();
-  ctx->device = &cudaKernels();
+  ctx->kernels = &cudaKernels();
 }
 
 void setWorkers(int workers) { emu::setLaunchWorkers(workers); }

@@ -6,7 +6,8 @@
 // memory: cuda_runtime_emulation.h); attach() gives a CPU context a
 // DeviceKernels table of their functions and a DeviceRuntime, as
 // cuda::attach does on a GPU, so the zrt_* entry points called on it
-// (through ZRT_ON_DEVICE) run the CUDA kernels on the emulator. That lets
+// (abi/kernels.cpp calls the context's table) run the CUDA kernels on the
+// emulator. That lets
 // the kernel checks the GPU runs (cuda/tests/kernel_cases.h) run unchanged
 // on a machine without a GPU, and whole compiled programs train on the CUDA
 // kernels there (emulated_main.cpp: --device=cuda-emulated).
