@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "core/context.h"
 #include "core/convert.h"
+#include "cpu/kernels.h"
 
 #ifdef ZRT_HAVE_CUDA
 #include "cuda/backend.h"
@@ -124,34 +125,31 @@ std::string selectDevice(zrt_context *ctx, DeviceChoice choice,
 #endif
 }
 
-DeviceRuntime *deviceTransport(const zrt_context *ctx) {
-  DeviceRuntime *device = ctx->deviceRuntime.get();
-  return device && !device->collectivesOnHost() ? device : nullptr;
+void checkAttachable(const zrt_context *ctx, const char *who) {
+  if (ctx->kernels != &cpu::cpuKernels())
+    fatal("%s: the context is already on a device", who);
+  if (!ctx->allocations.empty())
+    fatal("%s: the context already holds %zu host buffers", who,
+          ctx->allocations.size());
 }
+
+//===--- Host access ------------------------------------------------------===//
 
 void copyToDevice(const zrt_context *ctx, void *dst, const void *src,
                   int64_t bytes) {
-  if (bytes <= 0)
-    return;
-  if (ctx->deviceRuntime)
-    ctx->deviceRuntime->copyToDevice(dst, src, bytes);
-  else
-    std::memcpy(dst, src, bytes);
+  if (bytes > 0)
+    ctx->runtime->copyToDevice(dst, src, bytes);
 }
 
 void copyToHost(const zrt_context *ctx, void *dst, const void *src,
                 int64_t bytes) {
-  if (bytes <= 0)
-    return;
-  if (ctx->deviceRuntime)
-    ctx->deviceRuntime->copyToHost(dst, src, bytes);
-  else
-    std::memcpy(dst, src, bytes);
+  if (bytes > 0)
+    ctx->runtime->copyToHost(dst, src, bytes);
 }
 
 void storeFloatsTo(const zrt_context *ctx, int32_t dtype, const float *src,
                    void *dst, int64_t first, int64_t count) {
-  if (!ctx->deviceRuntime) {
+  if (ctx->runtime->hostAddressable()) {
     storeFloats(dtype, src, dst, first, count);
     return;
   }
@@ -160,19 +158,16 @@ void storeFloatsTo(const zrt_context *ctx, int32_t dtype, const float *src,
   int64_t size = dtypeBytes(dtype);
   std::vector<unsigned char> staging(count * size);
   storeFloats(dtype, src, staging.data(), 0, count);
-  ctx->deviceRuntime->copyToDevice((char *)dst + first * size, staging.data(),
-                                   count * size);
+  ctx->runtime->copyToDevice((char *)dst + first * size, staging.data(),
+                             count * size);
 }
 
-void synchronizeDevice(const zrt_context *ctx) {
-  if (ctx->deviceRuntime)
-    ctx->deviceRuntime->synchronize();
-}
+void synchronizeDevice(const zrt_context *ctx) { ctx->runtime->synchronize(); }
 
 HostBuffer::HostBuffer(const zrt_context *ctx, void *buffer, int64_t bytes,
                        bool load)
     : ctx(ctx), buffer(buffer), bytes(bytes), host(buffer) {
-  if (!ctx->deviceRuntime)
+  if (ctx->runtime->hostAddressable())
     return;
   copy.resize(bytes > 0 ? bytes : 1);
   host = copy.data();
@@ -181,7 +176,7 @@ HostBuffer::HostBuffer(const zrt_context *ctx, void *buffer, int64_t bytes,
 }
 
 void HostBuffer::flush() {
-  if (ctx->deviceRuntime)
+  if (!ctx->runtime->hostAddressable())
     copyToDevice(ctx, buffer, host, bytes);
 }
 

@@ -13,7 +13,8 @@
 // load/store, computing in float32; GEMMs are OpenBLAS's cblas_sgemm.
 //
 // Files: one family per file (matmul.cpp, attention.cpp, softmax_xent.cpp,
-// layer_norm.cpp, ...).
+// layer_norm.cpp, ...); cpu/backend.cpp is the rest of the backend (memory,
+// host copies, the collectives' transport).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CPU_KERNELS_H

@@ -30,8 +30,8 @@ ZRT_CUDA_API int visibleGpus(std::string &why);
 ZRT_CUDA_API std::string gpuName(int gpu);
 
 /// Puts `ctx` on GPU `gpu`: its kernels, memory and collectives from now on
-/// run there (zrt_context::kernels and deviceRuntime). `ctx` must not hold
-/// any allocation yet. Collective over ctx's communicator when it has one:
+/// run there (zrt_context::kernels and runtime). `ctx` must be on the CPU
+/// and not hold any allocation yet (checkAttachable in core/device.h). Collective over ctx's communicator when it has one:
 /// every rank calls it, and NCCL is set up over the same ranks (rank 0 makes
 /// the unique id, MPI broadcasts it). A context without MPI (tests) gets no
 /// NCCL communicator; its collectives are local copies, as on the CPU.

@@ -15,8 +15,11 @@
 // The device's memory is host memory, its copies are memcpy, its
 // synchronize() reports the data errors the kernels recorded with the CUDA
 // runtime's messages (stopOnDeviceError), and its collectives run on the
-// CPU backend's transport. matmul.cu's cuBLASLt calls go to an emulation of
-// cuBLASLt's documented semantics (cublaslt_emulation.cpp).
+// CPU backend's transport (cpu/mpi_transport.h). It does not call itself
+// hostAddressable(), so the core takes a GPU's paths on it (host copies,
+// the loss slot, zrt_fill for arena buffers). matmul.cu's cuBLASLt calls go
+// to an emulation of cuBLASLt's documented semantics
+// (cublaslt_emulation.cpp).
 //
 // These functions live in namespace zrt::cuda like the ones libzrt's CUDA
 // backend exports (backend.h); libzrt hides the rest of its CUDA build, so
