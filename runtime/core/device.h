@@ -16,6 +16,9 @@
 // the helpers at the end of this file, which on host-addressable memory (the
 // CPU's) hand out the buffers themselves, so the CPU path copies nothing.
 //
+// Backends register themselves by name (registerBackend) for --device to
+// find; a backend that is not built is simply not registered.
+//
 // No CUDA type appears here: the core compiles without the CUDA toolkit.
 //
 //===----------------------------------------------------------------------===//
@@ -120,31 +123,49 @@ public:
 
 //===--- Backends ---------------------------------------------------------===//
 
-/// --device: where a program's kernels run. External: the device an
-/// executable registered with registerExternalDevice.
-enum class DeviceChoice { Auto, Cpu, Cuda, External };
+/// A backend --device=NAME can put a context on.
+struct Backend {
+  const char *name;
+  /// Collective over ctx's communicator (every rank calls it, and every
+  /// rank reaches the same outcome). Puts `ctx`, which is on the CPU and
+  /// holds no buffer yet, on the backend and sets `banner` (the startup
+  /// line, rank 0's view: "device: cuda (NVIDIA H200, local rank 0 -> GPU
+  /// 0)"), returning "". When some rank cannot run on it: `required`
+  /// (--device=NAME) returns the error every rank agreed on (the lowest
+  /// failing rank's message); otherwise (--device=auto) leaves ctx and
+  /// `banner` as they are and returns "".
+  std::string (*select)(zrt_context *ctx, bool required, std::string &banner);
+};
 
-/// A device backend that is not libzrt's own but linked into the
-/// executable: a test's main registers it before zrt_run, and --device=NAME
-/// then calls `attach` on every rank's context (which must give the context
-/// its DeviceKernels and DeviceRuntime, as cuda::attach does). One at most.
-void registerExternalDevice(const char *name, void (*attach)(zrt_context *));
-/// The registered device's name, or null.
-const char *externalDeviceName();
+/// Adds `backend` (a static object's constructor in the backend's own
+/// translation unit, or a test's main before zrt_run). A second backend of
+/// the same name replaces the first.
+void registerBackend(const Backend &backend);
+
+/// Registers a backend from a static initialiser of its translation unit.
+struct BackendRegistration {
+  explicit BackendRegistration(const Backend &backend) {
+    registerBackend(backend);
+  }
+};
+
+/// The names --device accepts besides auto, cpu and cuda (which it always
+/// accepts): backends an executable registered, such as cuda-emulated.
+std::vector<std::string> otherBackendNames();
+
+/// Whether --device accepts `name`.
+bool isDeviceName(const std::string &name);
 
 /// Collective over ctx's communicator (every rank must call it, and every
-/// rank reaches the same outcome). Attaches the chosen backend to `ctx`:
-///  - cpu: nothing to do (every context starts on the CPU);
-///  - cuda: one GPU per rank, chosen by the rank's index among the ranks on
-///    its node; an error when this libzrt has no CUDA backend, when a rank
-///    sees no GPU, or when a node has more ranks than GPUs;
+/// rank reaches the same outcome). Puts ctx on the backend `name` chooses:
+///  - cpu: where it already is;
+///  - cuda, or any registered NAME: that backend (Backend::select); cuda in
+///    a libzrt built without the CUDA backend (none registered) is an error;
 ///  - auto: cuda when this libzrt has it and every rank can have a GPU of
 ///    its own, else cpu.
-/// Returns "" and sets `banner` to the startup line ("device: cpu", "device:
-/// cuda (NVIDIA H200, local rank 0 -> GPU 0)", rank 0's view), or returns the
-/// error every rank agreed on (the lowest failing rank's message).
-///  - external: the registered device, on every rank.
-std::string selectDevice(zrt_context *ctx, DeviceChoice choice,
+/// Returns "" and sets `banner` to the startup line ("device: cpu", ...),
+/// or returns the error every rank agreed on.
+std::string selectDevice(zrt_context *ctx, const std::string &name,
                          std::string &banner);
 
 /// Stops the job unless `who` ("zrt::cuda::attach") may put `ctx` on a

@@ -19,7 +19,9 @@ struct Options {
   std::string initFrom; // safetensors to load parameters from
   std::string save;     // safetensors to write after the last step
   std::string trace;    // Chrome trace JSON to write after the last step
-  DeviceChoice device = DeviceChoice::Auto; // --device
+  /// --device: auto, cpu, cuda or another registered backend's name
+  /// (core/device.h).
+  std::string device = "auto";
   /// --collective-timeout: seconds a rank waits for a collective before it
   /// stops the job; 0 when not given (ZRT_COLLECTIVE_TIMEOUT_S or 300 s).
   double collectiveTimeout = 0;

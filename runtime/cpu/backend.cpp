@@ -77,6 +77,14 @@ private:
   float loss = 0;
 };
 
+/// --device=cpu: every context is on the CPU until a device attaches it.
+std::string select(zrt_context *, bool, std::string &banner) {
+  banner = "device: cpu";
+  return "";
+}
+
+const BackendRegistration registration({"cpu", select});
+
 } // namespace
 
 void attach(zrt_context *ctx) {

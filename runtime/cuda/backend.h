@@ -1,9 +1,9 @@
 //===- backend.h - Attaching a context to a GPU -----------------*- C++ -*-===//
 //
-// What the core (core/device.cpp) and the CUDA tests call to put a context on
-// a GPU. Deliberately free of CUDA types, so that the core compiles without
-// the CUDA toolkit's headers; the state itself is CudaRuntime
-// (device_context.h).
+// What --device (select.cpp, registered with core/device.h) and the CUDA
+// tests call to put a context on a GPU. Deliberately free of CUDA types, so
+// that select.cpp, a source of libzrt itself, compiles without the CUDA
+// toolkit's headers; the state itself is CudaRuntime (device_context.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CUDA_BACKEND_H
