@@ -2,7 +2,7 @@
 //
 // The compiler placed every buffer, so it knows each rank's peak: this pass
 // replays the zrt program's allocations and collectives the way libzrt
-// will execute and count them (runtime/core/memory.cpp, cpu/collectives.cpp),
+// will execute and count them (runtime/abi/memory.cpp, abi/collectives.cpp),
 // and prints the prediction next to the ZeRO paper's formulas. For the CUDA
 // backend it also predicts the parts of the runtime workspace (memory outside
 // the categories) that the program determines: the cuBLASLt workspace and

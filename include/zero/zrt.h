@@ -203,7 +203,7 @@ typedef enum zrt_epilogue {
 
 /* Every kernel, declared from the catalogue (zrt_kernels.def: the contract
  * of each is the comment above its line there). */
-#define ZRT_KERNEL(name, backend_name, params) void zrt_##name params;
+#define ZRT_KERNEL(name, backend_name, params, args) void zrt_##name params;
 #include "zrt_kernels.def"
 #undef ZRT_KERNEL
 

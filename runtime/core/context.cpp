@@ -1,8 +1,9 @@
-//===- context.cpp - Context lifetime and program declaration -------------===//
+//===- context.cpp - Context lifetime -------------------------------------===//
 
 #include "core/context.h"
 #include "core/check.h"
 #include "core/trace.h"
+#include "cpu/backend.h"
 #include "cpu/comm_queue.h"
 
 #include <cmath>
@@ -44,6 +45,7 @@ zrt_context *createContext(MPI_Comm comm) {
   ZRT_MPI_CHECK(MPI_Comm_size(ctx->comm, &ctx->worldSize));
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true);
   ctx->commQueue->setTimeout(collectiveTimeoutSeconds());
+  cpu::attach(ctx);
   return ctx;
 }
 
@@ -65,6 +67,7 @@ zrt_context *createLocalContext(int rank, int worldSize) {
   ctx->rank = rank;
   ctx->worldSize = worldSize;
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/false);
+  cpu::attach(ctx);
   return ctx;
 }
 
@@ -73,9 +76,7 @@ void quiesceComm(zrt_context *ctx) { ctx->commQueue->drain(); }
 /// A program that starts a collective and never waits for it may have
 /// touched its buffers while it ran; say so rather than let it pass quietly.
 static void warnUnwaited(zrt_context *ctx) {
-  DeviceRuntime *device = deviceTransport(ctx);
-  std::vector<int64_t> handles =
-      device ? device->unwaited() : ctx->commQueue->unwaited();
+  std::vector<int64_t> handles = ctx->runtime->unwaited();
   if (handles.empty())
     return;
   std::string list;
@@ -96,25 +97,18 @@ void destroyContext(zrt_context *ctx) {
   // other ranks are not left waiting, before the thread and MPI go away.
   // On a device they are already queued on its stream: wait for them there.
   ctx->commQueue->drain();
-  if (ctx->deviceRuntime)
-    ctx->deviceRuntime->synchronize();
+  ctx->runtime->synchronize();
   warnUnwaited(ctx);
   ctx->commQueue.reset();
-  auto release = [&](void *ptr) {
-    if (ctx->deviceRuntime)
-      ctx->deviceRuntime->release(ptr);
-    else
-      std::free(ptr);
-  };
   for (auto &entry : ctx->allocations)
     if (!entry.second.inArena)
-      release(entry.first);
+      ctx->runtime->release(entry.first);
   ctx->allocations.clear();
   for (zrt_context::Arena &arena : ctx->arenas)
     if (arena.base)
-      release(arena.base);
-  ctx->device = nullptr;
-  ctx->deviceRuntime.reset();
+      ctx->runtime->release(arena.base);
+  ctx->kernels = nullptr;
+  ctx->runtime.reset();
   if (ctx->comm != MPI_COMM_NULL)
     ZRT_MPI_CHECK(MPI_Comm_free(&ctx->comm));
   delete ctx;
@@ -132,49 +126,3 @@ int64_t shardNumel(int64_t numel, int64_t worldSize) {
 }
 
 } // namespace zrt
-
-using namespace zrt;
-
-// Declarations are only recorded here; the driver validates them all at once
-// after zero_program_describe returns, so that every rank reaches the same
-// verdict and can leave cleanly without MPI_Abort.
-extern "C" void zrt_declare_program(zrt_context *ctx, int64_t abiVersion,
-                                    int64_t worldSize, int64_t stage,
-                                    int32_t task, int64_t globalBatch,
-                                    int64_t seqLen, int64_t numFeatures,
-                                    int64_t numClasses) {
-  if (ctx->program.declared)
-    fatal("zrt_declare_program called twice");
-  ctx->program = {true,   abiVersion,  worldSize,  stage,
-                  task,   globalBatch, seqLen,     numFeatures,
-                  numClasses, /*microBatches=*/1, /*hfConfig=*/""};
-}
-
-extern "C" void zrt_declare_micro_batches(zrt_context *ctx,
-                                          int64_t microBatches) {
-  // Checked with the rest of the declarations (program.cpp).
-  ctx->program.microBatches = microBatches;
-}
-
-extern "C" void zrt_declare_hf_config(zrt_context *ctx, const char *json) {
-  ctx->program.hfConfig = json ? json : "";
-}
-
-extern "C" void zrt_declare_arg(zrt_context *ctx, int64_t index,
-                                const char *name, int32_t role, int32_t dtype,
-                                int32_t rank, int64_t dim0, int64_t dim1,
-                                int64_t dim2, int64_t dim3, int32_t sharded,
-                                int32_t init, float initScale) {
-  // A corrupt index would make the vector below absurdly large.
-  if (index < 0 || index > 1000000)
-    fatal("zrt_declare_arg: argument index %lld is out of range",
-          (long long)index);
-  if (ctx->args.size() <= (size_t)index)
-    ctx->args.resize(index + 1);
-  ArgDesc &arg = ctx->args[index];
-  if (arg.declared)
-    fatal("zrt_declare_arg: argument %lld declared twice", (long long)index);
-  arg = {true,     name ? name : "",         role,         dtype,
-         rank,     {dim0, dim1, dim2, dim3}, sharded != 0, init,
-         initScale};
-}

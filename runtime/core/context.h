@@ -73,8 +73,8 @@ enum CollectiveKind {
   NumCollectiveKinds
 };
 
-/// Calls and bytes moved per rank, per collective kind (see collectives.cpp
-/// for how bytes are counted).
+/// Calls and bytes moved per rank, per collective kind (see
+/// abi/collectives.cpp for how bytes are counted).
 struct CollectiveCounters {
   std::array<int64_t, NumCollectiveKinds> calls{};
   std::array<int64_t, NumCollectiveKinds> bytes{};
@@ -114,7 +114,7 @@ struct zrt_context {
   };
   Arena arenas[ZRT_MEM_NUM_CATEGORIES];
   /// Staging buffers of padded collectives in flight, by handle: allocated
-  /// by the start and freed by the wait (cpu/collectives.cpp).
+  /// by the start and freed by the wait (abi/collectives.cpp).
   std::unordered_map<int64_t, void *> stagingByHandle;
   /// The communication thread frees and allocates collective staging while
   /// the main thread allocates: the ledger and `allocations` need a lock.
@@ -125,29 +125,30 @@ struct zrt_context {
   /// runs (CPU backend), numbering them from 1.
   bool checkCollectives = false;
   int64_t collectivesStarted = 0;
-  /// Runs the collectives: on a thread of its own with MPI, inline without.
+  /// Runs the CPU transport's collectives (cpu/mpi_transport.h): on a thread
+  /// of its own with MPI, inline without.
   std::unique_ptr<zrt::CommQueue> commQueue;
   /// Set by --trace before the first step; null otherwise.
   std::unique_ptr<zrt::Tracer> tracer;
-  /// The kernels of the device the context runs on (ZRT_ON_DEVICE); null:
-  /// the CPU backend. Set with deviceRuntime by the backend (core/device.h).
-  const zrt::DeviceKernels *device = nullptr;
-  /// The device's memory, host transfers, synchronisation and collectives;
-  /// null on the CPU.
-  std::unique_ptr<zrt::DeviceRuntime> deviceRuntime;
+  /// The backend the context runs on (core/device.h), never null: the CPU's
+  /// from creation until a device backend attaches it. Its kernels, which
+  /// the zrt_* entry points call (abi/kernels.cpp)...
+  const zrt::DeviceKernels *kernels = nullptr;
+  /// ... and its memory, host transfers, synchronisation and collectives.
+  std::unique_ptr<zrt::DeviceRuntime> runtime;
 };
 
 namespace zrt {
 
-/// A context over a duplicate of `comm`, with a communication thread that
-/// runs its collectives. MPI must be initialised with at least
+/// A context on the CPU over a duplicate of `comm`, with a communication
+/// thread that runs its collectives. MPI must be initialised with at least
 /// MPI_THREAD_SERIALIZED (initMpi in check.h). Sets MPI_ERRORS_RETURN so
 /// that every failure reaches ZRT_MPI_CHECK.
 zrt_context *createContext(MPI_Comm comm);
 
-/// A context that needs no MPI: it pretends to be `rank` of `worldSize` for
-/// kernels that only look at the rank (zrt_shard_slice). Collectives on it
-/// work only when worldSize is 1.
+/// A context on the CPU that needs no MPI: it pretends to be `rank` of
+/// `worldSize` for kernels that only look at the rank (zrt_shard_slice).
+/// Collectives on it work only when worldSize is 1.
 zrt_context *createLocalContext(int rank = 0, int worldSize = 1);
 
 /// Runs every collective still queued, joins the communication thread (a

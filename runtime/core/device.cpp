@@ -1,157 +1,107 @@
 //===- device.cpp - Choosing the backend; host access to buffers ----------===//
 //
-// The CUDA backend is compiled in only when CMake found the toolkit and NCCL
-// (ZRT_HAVE_CUDA); this is the one core file that asks. Choosing it is
-// collective: a job whose ranks ran on different backends would hang in its
-// first collective (NCCL on some ranks, MPI on others), so every rank must
-// reach the same verdict, and an error one rank sees (no GPU on its node) is
-// agreed on and reported by every rank alike.
+// The backends are the ones registered (core/device.h): the CPU always, the
+// CUDA backend when CMake built it (cuda/select.cpp), and whatever the
+// executable adds. Choosing one is collective: a job whose ranks ran on
+// different backends would hang in its first collective (NCCL on some
+// ranks, MPI on others), so every backend's select() makes every rank reach
+// the same verdict.
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/device.h"
-#include "core/agree.h"
 #include "core/check.h"
 #include "core/context.h"
 #include "core/convert.h"
-
-#ifdef ZRT_HAVE_CUDA
-#include "cuda/backend.h"
-#endif
+#include "cpu/kernels.h"
 
 #include <cstring>
 
 namespace zrt {
 
-#ifdef ZRT_HAVE_CUDA
+//===--- The registry -----------------------------------------------------===//
 
-/// This rank's index among the ranks of its node, and how many there are.
-static void localRank(zrt_context *ctx, int &rank, int &ranks) {
-  rank = 0;
-  ranks = 1;
-  if (ctx->comm == MPI_COMM_NULL)
-    return;
-  quiesceComm(ctx);
-  MPI_Comm node = MPI_COMM_NULL;
-  ZRT_MPI_CHECK(MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank,
-                                    MPI_INFO_NULL, &node));
-  ZRT_MPI_CHECK(MPI_Comm_rank(node, &rank));
-  ZRT_MPI_CHECK(MPI_Comm_size(node, &ranks));
-  ZRT_MPI_CHECK(MPI_Comm_free(&node));
+/// Constructed on first use: backends register from static initialisers,
+/// whose order across translation units is unspecified.
+static std::vector<Backend> &registry() {
+  static std::vector<Backend> backends;
+  return backends;
 }
 
-/// Whether every rank's `ok` holds (a context without MPI is one rank).
-static bool allRanks(zrt_context *ctx, bool ok) {
-  if (ctx->comm == MPI_COMM_NULL)
-    return ok;
-  quiesceComm(ctx);
-  int mine = ok ? 1 : 0, all = 0;
-  ZRT_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, ctx->comm));
-  return all == 1;
+static const Backend *findBackend(const std::string &name) {
+  for (const Backend &backend : registry())
+    if (name == backend.name)
+      return &backend;
+  return nullptr;
 }
 
-static std::string selectCuda(zrt_context *ctx, DeviceChoice choice,
-                              std::string &banner) {
-  int rank = 0, ranks = 1;
-  localRank(ctx, rank, ranks);
-  std::string why;
-  int gpus = cuda::visibleGpus(why);
-  std::string problem;
-  if (gpus <= 0)
-    problem =
-        "no CUDA GPU is visible to this rank (cudaGetDeviceCount: " + why + ")";
-  else if (ranks > gpus)
-    problem = std::to_string(ranks) + " ranks run on this node but it has " +
-              std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs") +
-              "; the CUDA backend needs one GPU per rank (start at most " +
-              std::to_string(gpus) + " ranks per node)";
-  if (choice == DeviceChoice::Auto) {
-    if (!allRanks(ctx, problem.empty())) {
-      banner = "device: cpu";
-      return "";
+void registerBackend(const Backend &backend) {
+  for (Backend &known : registry())
+    if (std::strcmp(known.name, backend.name) == 0) {
+      known = backend;
+      return;
     }
-  } else {
-    std::string error =
-        agreeOnError(ctx, problem.empty() ? "" : "--device=cuda: " + problem);
-    if (!error.empty())
-      return error;
-  }
-  cuda::attach(ctx, rank);
-  banner = "device: cuda (" + cuda::gpuName(rank) + ", local rank " +
-           std::to_string(rank) + " -> GPU " + std::to_string(rank) + ")";
-  return "";
+  registry().push_back(backend);
 }
 
-#endif // ZRT_HAVE_CUDA
-
-namespace {
-struct ExternalDevice {
-  const char *name = nullptr;
-  void (*attach)(zrt_context *) = nullptr;
-};
-ExternalDevice &externalDevice() {
-  static ExternalDevice device;
-  return device;
-}
-} // namespace
-
-void registerExternalDevice(const char *name, void (*attach)(zrt_context *)) {
-  externalDevice() = {name, attach};
+static bool isBuiltinName(const std::string &name) {
+  return name == "auto" || name == "cpu" || name == "cuda";
 }
 
-const char *externalDeviceName() { return externalDevice().name; }
+std::vector<std::string> otherBackendNames() {
+  std::vector<std::string> names;
+  for (const Backend &backend : registry())
+    if (!isBuiltinName(backend.name))
+      names.push_back(backend.name);
+  return names;
+}
 
-std::string selectDevice(zrt_context *ctx, DeviceChoice choice,
+bool isDeviceName(const std::string &name) {
+  return isBuiltinName(name) || findBackend(name);
+}
+
+std::string selectDevice(zrt_context *ctx, const std::string &name,
                          std::string &banner) {
   banner = "device: cpu";
-  if (choice == DeviceChoice::Cpu)
-    return "";
-  if (choice == DeviceChoice::External) {
-    // Every rank has it: it is linked into the executable.
-    externalDevice().attach(ctx);
-    banner = std::string("device: ") + externalDevice().name;
-    return "";
+  if (name == "auto") {
+    const Backend *cuda = findBackend("cuda");
+    return cuda ? cuda->select(ctx, /*required=*/false, banner) : "";
   }
-#ifdef ZRT_HAVE_CUDA
-  return selectCuda(ctx, choice, banner);
-#else
-  (void)ctx;
-  if (choice == DeviceChoice::Cuda)
-    return "--device=cuda: this libzrt was built without the CUDA backend "
-           "(configure with -DZERO_ENABLE_CUDA=ON where the CUDA toolkit and "
-           "NCCL are installed)";
-  return "";
-#endif
+  const Backend *backend = findBackend(name);
+  if (backend)
+    return backend->select(ctx, /*required=*/true, banner);
+  // isDeviceName let it through: the one name always accepted that may
+  // have no backend.
+  return "--device=cuda: this libzrt was built without the CUDA backend "
+         "(configure with -DZERO_ENABLE_CUDA=ON where the CUDA toolkit and "
+         "NCCL are installed)";
 }
 
-DeviceRuntime *deviceTransport(const zrt_context *ctx) {
-  DeviceRuntime *device = ctx->deviceRuntime.get();
-  return device && !device->collectivesOnHost() ? device : nullptr;
+void checkAttachable(const zrt_context *ctx, const char *who) {
+  if (ctx->kernels != &cpu::cpuKernels())
+    fatal("%s: the context is already on a device", who);
+  if (!ctx->allocations.empty())
+    fatal("%s: the context already holds %zu host buffers", who,
+          ctx->allocations.size());
 }
+
+//===--- Host access ------------------------------------------------------===//
 
 void copyToDevice(const zrt_context *ctx, void *dst, const void *src,
                   int64_t bytes) {
-  if (bytes <= 0)
-    return;
-  if (ctx->deviceRuntime)
-    ctx->deviceRuntime->copyToDevice(dst, src, bytes);
-  else
-    std::memcpy(dst, src, bytes);
+  if (bytes > 0)
+    ctx->runtime->copyToDevice(dst, src, bytes);
 }
 
 void copyToHost(const zrt_context *ctx, void *dst, const void *src,
                 int64_t bytes) {
-  if (bytes <= 0)
-    return;
-  if (ctx->deviceRuntime)
-    ctx->deviceRuntime->copyToHost(dst, src, bytes);
-  else
-    std::memcpy(dst, src, bytes);
+  if (bytes > 0)
+    ctx->runtime->copyToHost(dst, src, bytes);
 }
 
 void storeFloatsTo(const zrt_context *ctx, int32_t dtype, const float *src,
                    void *dst, int64_t first, int64_t count) {
-  if (!ctx->deviceRuntime) {
+  if (ctx->runtime->hostAddressable()) {
     storeFloats(dtype, src, dst, first, count);
     return;
   }
@@ -160,19 +110,16 @@ void storeFloatsTo(const zrt_context *ctx, int32_t dtype, const float *src,
   int64_t size = dtypeBytes(dtype);
   std::vector<unsigned char> staging(count * size);
   storeFloats(dtype, src, staging.data(), 0, count);
-  ctx->deviceRuntime->copyToDevice((char *)dst + first * size, staging.data(),
-                                   count * size);
+  ctx->runtime->copyToDevice((char *)dst + first * size, staging.data(),
+                             count * size);
 }
 
-void synchronizeDevice(const zrt_context *ctx) {
-  if (ctx->deviceRuntime)
-    ctx->deviceRuntime->synchronize();
-}
+void synchronizeDevice(const zrt_context *ctx) { ctx->runtime->synchronize(); }
 
 HostBuffer::HostBuffer(const zrt_context *ctx, void *buffer, int64_t bytes,
                        bool load)
     : ctx(ctx), buffer(buffer), bytes(bytes), host(buffer) {
-  if (!ctx->deviceRuntime)
+  if (ctx->runtime->hostAddressable())
     return;
   copy.resize(bytes > 0 ? bytes : 1);
   host = copy.data();
@@ -181,7 +128,7 @@ HostBuffer::HostBuffer(const zrt_context *ctx, void *buffer, int64_t bytes,
 }
 
 void HostBuffer::flush() {
-  if (ctx->deviceRuntime)
+  if (!ctx->runtime->hostAddressable())
     copyToDevice(ctx, buffer, host, bytes);
 }
 

@@ -1,20 +1,23 @@
-//===- device.h - Which backend runs a context's kernels --------*- C++ -*-===//
+//===- device.h - The backends behind the ABI -------------------*- C++ -*-===//
 //
-// libzrt has one C ABI (zrt.h) and two backends behind it. The CPU kernels in
-// cpu/ are the zrt_* symbols themselves; a context on an accelerator carries a
-// table of the same kernels (DeviceKernels) and every CPU entry point starts
-// with ZRT_ON_DEVICE, which hands the call to that table. The dispatch is one
-// test of a pointer per call, done after the kernel's TraceScope so that the
-// trace sees both backends, and the generated program never knows which one
-// runs.
+// libzrt has one C ABI (zrt.h) and a backend behind each context: the CPU
+// (cpu/), where every context starts, or a device a backend attached it to
+// (cuda/, or one linked into the executable such as the emulated CUDA device
+// of cuda/tests/emulation). The exported zrt_* kernels (abi/kernels.cpp) open
+// the kernel's TraceScope and call the context's table of kernels
+// (DeviceKernels), so the trace sees every backend alike and the generated
+// program never knows which one runs.
 //
-// Everything else a backend must do differently is the DeviceRuntime of the
-// context: memory (zrt_alloc / zrt_free), moving data between the host and the
-// argument buffers (the driver fills data, initialises and loads parameters,
-// reads the loss back and saves on the host), waiting for the step's work,
-// and the collectives' transport. The core reaches it only through the
-// helpers at the end of this file, which are plain memcpy and no-ops on a CPU
-// context, so the CPU path is unchanged.
+// Everything else a backend does for the core is the context's
+// DeviceRuntime: memory (zrt_alloc / zrt_free), moving data between the host
+// and the argument buffers (the driver fills data, initialises and loads
+// parameters, reads the loss back and saves on the host), waiting for the
+// step's work, and the collectives' transport. The core reaches it through
+// the helpers at the end of this file, which on host-addressable memory (the
+// CPU's) hand out the buffers themselves, so the CPU path copies nothing.
+//
+// Backends register themselves by name (registerBackend) for --device to
+// find; a backend that is not built is simply not registered.
 //
 // No CUDA type appears here: the core compiles without the CUDA toolkit.
 //
@@ -34,27 +37,44 @@ namespace zrt {
 /// the zrt_* function itself, so that a backend's table only compiles when
 /// every signature matches the ABI.
 struct DeviceKernels {
-#define ZRT_KERNEL(name, backendName, params) decltype(&::zrt_##name) name;
+#define ZRT_KERNEL(name, backendName, params, args)                            \
+  decltype(&::zrt_##name) name;
 #include "zero/zrt_kernels.def"
 #undef ZRT_KERNEL
 };
 
-/// What a device backend does for the core besides its kernels. One object
-/// per context (zrt_context::deviceRuntime), made by the backend when the
-/// context is attached to a device and destroyed with the context.
+/// The alignment of every buffer zrt_alloc returns and of every arena
+/// offset (zero-plan-memory plans with the same).
+constexpr int64_t kBufferAlignment = 64;
+
+/// What a backend does for the core besides its kernels. One object per
+/// context (zrt_context::runtime), made by the backend when the context is
+/// attached to it and destroyed with the context.
 class DeviceRuntime {
 public:
   virtual ~DeviceRuntime() = default;
 
-  /// `bytes` (> 0) of zero-filled device memory, or null when the device is
-  /// out of memory (zrt_alloc reports it as on the CPU).
+  /// `bytes` (> 0, a multiple of kBufferAlignment) of zero-filled memory,
+  /// aligned to kBufferAlignment, or null when out of memory (zrt_alloc
+  /// reports it, naming the size and the category).
   virtual void *allocate(int64_t bytes) = 0;
-  /// Frees what allocate() returned, after every kernel queued before.
+  /// An arena's block (zrt_declare_arena): as allocate(), but it need not be
+  /// zero-filled, since zrt_alloc_in_arena clears every buffer placed in it.
+  virtual void *allocateArena(int64_t bytes) { return allocate(bytes); }
+  /// Frees what allocate() or allocateArena() returned, after every kernel
+  /// queued before.
   virtual void release(void *ptr) = 0;
 
-  /// Host memory -> device buffer and back, ordered after every kernel
-  /// queued before; both return once the host memory may be reused (the
-  /// copy to the host has arrived).
+  /// True where the host reads and writes the buffers directly and every
+  /// kernel has finished when it returns (the CPU): host access then uses
+  /// the buffer itself, the loss is written into host memory, and a buffer
+  /// placed in an arena is cleared with memset. False on a device, also one
+  /// emulated over host memory, which thus runs a GPU's paths.
+  virtual bool hostAddressable() const { return false; }
+
+  /// Host memory -> buffer and back, ordered after every kernel queued
+  /// before; both return once the host memory may be reused (the copy to
+  /// the host has arrived).
   virtual void copyToDevice(void *dst, const void *src, int64_t bytes) = 0;
   virtual void copyToHost(void *dst, const void *src, int64_t bytes) = 0;
 
@@ -63,23 +83,27 @@ public:
   /// token id) or a collective failed or did not complete in time.
   virtual void synchronize() = 0;
 
-  /// Four bytes of device memory the step function writes its loss into
-  /// (outside the ledger: the compiler's memory plan does not model it).
+  /// Four bytes of the backend's memory the step function writes its loss
+  /// into when the memory is not hostAddressable() (outside the ledger: the
+  /// compiler's memory plan does not model it).
   virtual void *lossSlot() = 0;
 
   /// Memory the backend holds for itself (GEMM workspace, scratch), which
   /// the ledger does not charge to any of the compiler's categories, in
-  /// named parts (the same parts, in the same order, on every rank).
+  /// named parts (the same parts, in the same order, on every rank). None
+  /// on the CPU, whose ledger then has no runtime workspace line.
   struct WorkspacePart {
     const char *name;
     int64_t bytes;
   };
   virtual std::vector<WorkspacePart> workspaceParts() const = 0;
 
-  /// The collectives' transport. cpu/collectives.cpp checks the arguments,
+  /// The collectives' transport. abi/collectives.cpp checks the arguments,
   /// counts the bytes and allocates (and later frees) the staging of padded
-  /// collectives exactly as on the CPU, then hands over here. `staging` is
-  /// null or W*S elements of zero-filled memory. Returns the handle (> 0).
+  /// collectives alike for every backend, then hands over here. `staging`
+  /// is null or W*S elements of zero-filled memory. Returns the handle
+  /// (> 0). Each transport records its collectives on the trace's comm
+  /// track (with --trace).
   virtual int64_t startAllGather(int32_t dtype, const void *shard, void *full,
                                  int64_t numel, int64_t shardNumel,
                                  void *staging, int64_t countedBytes) = 0;
@@ -90,45 +114,66 @@ public:
   virtual int64_t startAllReduce(int32_t dtype, const void *x, void *y,
                                  int64_t n, int64_t countedBytes) = 0;
   /// Orders the work queued after this call behind the collective of
-  /// `handle` (it need not block the host); an unknown handle or a second
-  /// wait stops the job with the CPU backend's message.
+  /// `handle` (the CPU blocks until it has run); an unknown handle or a
+  /// second wait stops the job with the CPU backend's message.
   virtual void wait(int64_t handle) = 0;
   /// Handles started and never waited for, in order (a teardown warning).
   virtual std::vector<int64_t> unwaited() const = 0;
-
-  /// True for a device whose memory is host memory and whose kernels have
-  /// finished when they return (the emulated CUDA device of
-  /// runtime/cuda/tests/emulation): its collectives then run on the CPU
-  /// backend's transport, and the start/wait methods above are not called.
-  virtual bool collectivesOnHost() const { return false; }
 };
 
-/// --device: where a program's kernels run. External: the device an
-/// executable registered with registerExternalDevice.
-enum class DeviceChoice { Auto, Cpu, Cuda, External };
+//===--- Backends ---------------------------------------------------------===//
 
-/// A device backend that is not libzrt's own but linked into the
-/// executable: a test's main registers it before zrt_run, and --device=NAME
-/// then calls `attach` on every rank's context (which must give the context
-/// its DeviceKernels and DeviceRuntime, as cuda::attach does). One at most.
-void registerExternalDevice(const char *name, void (*attach)(zrt_context *));
-/// The registered device's name, or null.
-const char *externalDeviceName();
+/// A backend --device=NAME can put a context on.
+struct Backend {
+  const char *name;
+  /// Collective over ctx's communicator (every rank calls it, and every
+  /// rank reaches the same outcome). Puts `ctx`, which is on the CPU and
+  /// holds no buffer yet, on the backend and sets `banner` (the startup
+  /// line, rank 0's view: "device: cuda (NVIDIA H200, local rank 0 -> GPU
+  /// 0)"), returning "". When some rank cannot run on it: `required`
+  /// (--device=NAME) returns the error every rank agreed on (the lowest
+  /// failing rank's message); otherwise (--device=auto) leaves ctx and
+  /// `banner` as they are and returns "".
+  std::string (*select)(zrt_context *ctx, bool required, std::string &banner);
+};
+
+/// Adds `backend` (a static object's constructor in the backend's own
+/// translation unit, or a test's main before zrt_run). A second backend of
+/// the same name replaces the first.
+void registerBackend(const Backend &backend);
+
+/// Registers a backend from a static initialiser of its translation unit.
+struct BackendRegistration {
+  explicit BackendRegistration(const Backend &backend) {
+    registerBackend(backend);
+  }
+};
+
+/// The names --device accepts besides auto, cpu and cuda (which it always
+/// accepts): backends an executable registered, such as cuda-emulated.
+std::vector<std::string> otherBackendNames();
+
+/// Whether --device accepts `name`.
+bool isDeviceName(const std::string &name);
 
 /// Collective over ctx's communicator (every rank must call it, and every
-/// rank reaches the same outcome). Attaches the chosen backend to `ctx`:
-///  - cpu: nothing to do;
-///  - cuda: one GPU per rank, chosen by the rank's index among the ranks on
-///    its node; an error when this libzrt has no CUDA backend, when a rank
-///    sees no GPU, or when a node has more ranks than GPUs;
+/// rank reaches the same outcome). Puts ctx on the backend `name` chooses:
+///  - cpu: where it already is;
+///  - cuda, or any registered NAME: that backend (Backend::select); cuda in
+///    a libzrt built without the CUDA backend (none registered) is an error;
 ///  - auto: cuda when this libzrt has it and every rank can have a GPU of
 ///    its own, else cpu.
-/// Returns "" and sets `banner` to the startup line ("device: cpu", "device:
-/// cuda (NVIDIA H200, local rank 0 -> GPU 0)", rank 0's view), or returns the
-/// error every rank agreed on (the lowest failing rank's message).
-///  - external: the registered device, on every rank.
-std::string selectDevice(zrt_context *ctx, DeviceChoice choice,
+/// Returns "" and sets `banner` to the startup line ("device: cpu", ...),
+/// or returns the error every rank agreed on.
+std::string selectDevice(zrt_context *ctx, const std::string &name,
                          std::string &banner);
+
+/// Stops the job unless `who` ("zrt::cuda::attach") may put `ctx` on a
+/// device: the context must still be on the CPU, where every context
+/// starts, and hold no buffer yet (its memory would be the CPU's).
+void checkAttachable(const zrt_context *ctx, const char *who);
+
+//===--- Host access to argument buffers ----------------------------------===//
 
 /// Host <-> argument buffer copies: memcpy on a CPU context. Every place
 /// where the host reads or writes a buffer zrt_alloc returned goes through
@@ -139,21 +184,17 @@ void copyToHost(const zrt_context *ctx, void *dst, const void *src,
                 int64_t bytes);
 
 /// storeFloats (convert.h) into an argument buffer of `dtype`, from element
-/// `first` on: in place on a CPU context, through host staging on a device.
+/// `first` on: in place on host-addressable memory, through host staging on
+/// a device.
 void storeFloatsTo(const zrt_context *ctx, int32_t dtype, const float *src,
                    void *dst, int64_t first, int64_t count);
 
-/// The device runtime whose transport runs ctx's collectives, or null where
-/// the CPU backend's does (a CPU context, or a device whose
-/// collectivesOnHost() is true).
-DeviceRuntime *deviceTransport(const zrt_context *ctx);
-
-/// Waits for the step's work on a device (see DeviceRuntime::synchronize);
-/// nothing on a CPU context, whose kernels have finished when they return.
+/// Waits for the step's work (DeviceRuntime::synchronize); nothing on a CPU
+/// context, whose kernels have finished when they return.
 void synchronizeDevice(const zrt_context *ctx);
 
-/// `bytes` of an argument buffer as host memory: the buffer itself on a
-/// CPU context; on a device a host copy, read from the buffer at
+/// `bytes` of an argument buffer as host memory: the buffer itself on
+/// host-addressable memory; on a device a host copy, read from the buffer at
 /// construction when `load` is set, and written back by flush().
 class HostBuffer {
 public:
@@ -173,14 +214,5 @@ private:
 };
 
 } // namespace zrt
-
-/// The first statement of every CPU kernel entry point (after its
-/// TraceScope): on a context attached to a device, the call goes to the
-/// device's kernel of the same name with the same arguments.
-#define ZRT_ON_DEVICE(kernel, ctx, ...)                                        \
-  do {                                                                         \
-    if ((ctx)->device)                                                         \
-      return (ctx)->device->kernel((ctx), __VA_ARGS__);                        \
-  } while (0)
 
 #endif // ZRT_CORE_DEVICE_H

@@ -227,21 +227,21 @@ static float runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
   // On a device the program writes its loss into device memory (with
   // zrt_copy) and the kernels run asynchronously: the time includes waiting
   // for them, and the loss is read back once they are done.
-  DeviceRuntime *device = ctx->deviceRuntime.get();
+  bool onDevice = !ctx->runtime->hostAddressable();
   float loss = 0;
   for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
     batches.fill(step, micro, buffers, options);
     float microLoss = 0;
     float *lossOut = &microLoss;
-    if (device) {
-      lossOut = (float *)device->lossSlot();
+    if (onDevice) {
+      lossOut = (float *)ctx->runtime->lossSlot();
       copyToDevice(ctx, lossOut, &microLoss, sizeof(float));
     }
     double start = wallSeconds();
     stepFn(ctx, buffers.data(), lossOut);
     synchronizeDevice(ctx);
     seconds += wallSeconds() - start;
-    if (device)
+    if (onDevice)
       copyToHost(ctx, &microLoss, lossOut, sizeof(float));
     loss += microLoss;
   }

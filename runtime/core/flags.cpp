@@ -7,8 +7,18 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace zrt {
+
+/// `names` as "a", "a<last>b", "a, b<last>c", ...
+static std::string listOf(const std::vector<std::string> &names,
+                          const char *last) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
+  return list;
+}
 
 std::string usage(const char *program) {
   return std::string("usage: ") + program +
@@ -72,11 +82,11 @@ std::string usage(const char *program) {
          "                       cpu or cuda (one GPU per rank); auto is\n"
          "                       cuda when libzrt has the CUDA backend and\n"
          "                       every rank has a GPU of its own\n" +
-         (externalDeviceName()
-              ? std::string("                       (this program also "
+         (otherBackendNames().empty()
+              ? std::string()
+              : std::string("                       (this program also "
                             "has ") +
-                    externalDeviceName() + ")\n"
-              : std::string()) +
+                    listOf(otherBackendNames(), ", ") + ")\n") +
          "  --quiet-memory       do not print the memory and traffic ledger\n"
          "  --help               print this text and exit\n";
 }
@@ -133,17 +143,10 @@ static bool isValueFlag(const std::string &flag) {
          flag == "--log-every" || isPathFlag(flag);
 }
 
-static bool parseDevice(const std::string &text, DeviceChoice &out) {
-  if (text == "auto")
-    out = DeviceChoice::Auto;
-  else if (text == "cpu")
-    out = DeviceChoice::Cpu;
-  else if (text == "cuda")
-    out = DeviceChoice::Cuda;
-  else if (externalDeviceName() && text == externalDeviceName())
-    out = DeviceChoice::External;
-  else
+static bool parseDevice(const std::string &text, std::string &out) {
+  if (!isDeviceName(text))
     return false;
+  out = text;
   return true;
 }
 
@@ -193,9 +196,10 @@ static bool applyValue(const std::string &flag, const std::string &value,
     expected = "a non-negative integer";
   } else if (flag == "--device") {
     ok = parseDevice(value, options.device);
-    expected = externalDeviceName()
-                   ? std::string("auto, cpu, cuda or ") + externalDeviceName()
-                   : "auto, cpu or cuda";
+    std::vector<std::string> names = {"auto", "cpu", "cuda"};
+    for (const std::string &name : otherBackendNames())
+      names.push_back(name);
+    expected = listOf(names, " or ");
   } else if (flag == "--lr") {
     ok = parseNonNegative(value, options.lr);
     expected = "a non-negative number";

@@ -34,14 +34,16 @@ struct Options {
   Schedule lrSchedule = Schedule::Constant;
   int64_t warmupSteps = 0;
   float minLr = 0.0f;
-  /// --log-every: a progress line every N steps (0: none); --log-json: the same fields per step, one JSON object a
-  /// line.
+  /// --log-every: a progress line every N steps (0: none); --log-json:
+  /// the same fields per step, one JSON object a line.
   int64_t logEvery = 0;
   std::string logJson;
   /// --resume: a checkpoint (or a directory whose `latest` names one), or
   /// "latest" for --checkpoint-dir's newest; empty when not resuming.
   std::string resume;
-  DeviceChoice device = DeviceChoice::Auto; // --device
+  /// --device: auto, cpu, cuda or another registered backend's name
+  /// (core/device.h).
+  std::string device = "auto";
   /// --collective-timeout: seconds a rank waits for a collective before it
   /// stops the job; 0 when not given (ZRT_COLLECTIVE_TIMEOUT_S or 300 s).
   double collectiveTimeout = 0;

@@ -33,10 +33,10 @@ void printLedger(zrt_context *ctx) {
   }
   // A device backend's own memory (GEMM workspace, scratch) is none of the
   // compiler's categories: shown apart, so that those stay comparable with
-  // its predictions. Every rank runs the same backend, so all reduce or none.
-  std::vector<DeviceRuntime::WorkspacePart> workspace;
-  if (ctx->deviceRuntime)
-    workspace = ctx->deviceRuntime->workspaceParts();
+  // its predictions. Every rank runs the same backend, so all reduce or none
+  // (the CPU has no parts).
+  std::vector<DeviceRuntime::WorkspacePart> workspace =
+      ctx->runtime->workspaceParts();
   for (DeviceRuntime::WorkspacePart &part : workspace)
     part.bytes = maxOverRanks(ctx, part.bytes);
   if (ctx->rank != 0)
@@ -52,7 +52,7 @@ void printLedger(zrt_context *ctx) {
     if (reserved[c])
       std::printf("memory arena %s: %lld bytes reserved, %lld used\n",
                   categoryName(c), (long long)reserved[c], (long long)used[c]);
-  if (ctx->deviceRuntime) {
+  if (!workspace.empty()) {
     int64_t total = 0;
     std::string parts;
     for (const DeviceRuntime::WorkspacePart &part : workspace) {

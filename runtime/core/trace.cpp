@@ -224,7 +224,7 @@ static void printExposure(zrt_context *ctx) {
               exposed, total, total > 0 ? 100.0 * exposed / total : 0.0);
   // On a device the host only launches: the slices time the launches, and
   // the line above compares launch times, not the device's execution.
-  if (ctx->deviceRuntime)
+  if (!ctx->runtime->hostAddressable())
     std::printf("trace: on the GPU, kernel and collective slices are host "
                 "launch times (the GPU runs them asynchronously), not GPU "
                 "execution times\n");

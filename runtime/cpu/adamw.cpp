@@ -9,22 +9,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cmath>
 
 using namespace zrt;
 
-extern "C" void zrt_adamw(zrt_context *ctx, int32_t gradDtype, const float *p,
-                          const void *g, const float *m, const float *v,
-                          float *pOut, float *mOut, float *vOut, int64_t n,
-                          const float *lr, const float *step,
-                          const float *gradScale, float beta1, float beta2,
-                          float eps, float weightDecay) {
-  TraceScope trace(ctx, "adamw");
-  ZRT_ON_DEVICE(adamw, ctx, gradDtype, p, g, m, v, pOut, mOut, vOut, n, lr,
-                step, gradScale, beta1, beta2, eps, weightDecay);
+void zrt::cpu::adamw(zrt_context *, int32_t gradDtype, const float *p,
+                     const void *g, const float *m, const float *v, float *pOut,
+                     float *mOut, float *vOut, int64_t n, const float *lr,
+                     const float *step, const float *gradScale, float beta1,
+                     float beta2, float eps, float weightDecay) {
   double t = step[0];
   double biasCorrection1 = 1.0 - std::pow((double)beta1, t);
   double biasCorrection2 = 1.0 - std::pow((double)beta2, t);

@@ -19,8 +19,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cblas.h>
 
@@ -156,13 +156,10 @@ void attentionBackward(const Layout &l, const float *q, const float *k,
 
 } // namespace
 
-extern "C" void zrt_attention(zrt_context *ctx, int32_t dtype, const void *q,
-                              const void *k, const void *v, void *out,
-                              int64_t batch, int64_t seq, int64_t heads,
-                              int64_t kvHeads, int64_t headDim) {
-  TraceScope trace(ctx, "attention");
-  ZRT_ON_DEVICE(attention, ctx, dtype, q, k, v, out, batch, seq, heads, kvHeads,
-                headDim);
+void zrt::cpu::attention(zrt_context *, int32_t dtype, const void *q,
+                         const void *k, const void *v, void *out, int64_t batch,
+                         int64_t seq, int64_t heads, int64_t kvHeads,
+                         int64_t headDim) {
   const char *kernel = "zrt_attention";
   Layout l = makeLayout(kernel, batch, seq, heads, kvHeads, headDim);
   FloatInput q32(kernel, dtype, q, l.qNumel());
@@ -173,15 +170,11 @@ extern "C" void zrt_attention(zrt_context *ctx, int32_t dtype, const void *q,
   out32.commit();
 }
 
-extern "C" void zrt_attention_grad(zrt_context *ctx, int32_t dtype,
-                                   const void *q, const void *k, const void *v,
-                                   const void *dout, void *dq, void *dk,
-                                   void *dv, int64_t batch, int64_t seq,
-                                   int64_t heads, int64_t kvHeads,
-                                   int64_t headDim) {
-  TraceScope trace(ctx, "attention_grad");
-  ZRT_ON_DEVICE(attention_grad, ctx, dtype, q, k, v, dout, dq, dk, dv, batch,
-                seq, heads, kvHeads, headDim);
+void zrt::cpu::attentionGrad(zrt_context *, int32_t dtype, const void *q,
+                             const void *k, const void *v, const void *dout,
+                             void *dq, void *dk, void *dv, int64_t batch,
+                             int64_t seq, int64_t heads, int64_t kvHeads,
+                             int64_t headDim) {
   const char *kernel = "zrt_attention_grad";
   Layout l = makeLayout(kernel, batch, seq, heads, kvHeads, headDim);
   FloatInput q32(kernel, dtype, q, l.qNumel());

@@ -1,17 +1,14 @@
 //===- bias.cpp - Bias add and its gradient (sum over rows) ---------------===//
 
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <vector>
 
 using namespace zrt;
 
-extern "C" void zrt_bias_add(zrt_context *ctx, int32_t dtype, const void *x,
-                             const void *bias, void *y, int64_t rows,
-                             int64_t cols) {
-  TraceScope trace(ctx, "bias_add");
-  ZRT_ON_DEVICE(bias_add, ctx, dtype, x, bias, y, rows, cols);
+void zrt::cpu::biasAdd(zrt_context *, int32_t dtype, const void *x,
+                       const void *bias, void *y, int64_t rows, int64_t cols) {
   dispatchDtype("zrt_bias_add", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t r = 0; r < rows; ++r)
@@ -21,10 +18,8 @@ extern "C" void zrt_bias_add(zrt_context *ctx, int32_t dtype, const void *x,
   });
 }
 
-extern "C" void zrt_sum_rows(zrt_context *ctx, int32_t dtype, const void *x,
-                             void *y, int64_t rows, int64_t cols) {
-  TraceScope trace(ctx, "sum_rows");
-  ZRT_ON_DEVICE(sum_rows, ctx, dtype, x, y, rows, cols);
+void zrt::cpu::sumRows(zrt_context *, int32_t dtype, const void *x, void *y,
+                       int64_t rows, int64_t cols) {
   dispatchDtype("zrt_sum_rows", dtype, [&](auto tag) {
     using T = decltype(tag);
     // Row by row keeps the reads contiguous; the sum order per column is the

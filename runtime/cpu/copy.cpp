@@ -2,8 +2,8 @@
 
 #include "core/check.h"
 #include "core/context.h"
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <algorithm>
 #include <cstring>
@@ -11,18 +11,13 @@
 
 using namespace zrt;
 
-extern "C" void zrt_copy(zrt_context *ctx, const void *src, void *dst,
-                         int64_t bytes) {
-  TraceScope trace(ctx, "copy");
-  ZRT_ON_DEVICE(copy, ctx, src, dst, bytes);
+void zrt::cpu::copy(zrt_context *, const void *src, void *dst, int64_t bytes) {
   if (bytes > 0 && src != dst)
     std::memmove(dst, src, bytes);
 }
 
-extern "C" void zrt_fill(zrt_context *ctx, int32_t dtype, void *dst, int64_t n,
-                         float value) {
-  TraceScope trace(ctx, "fill");
-  ZRT_ON_DEVICE(fill, ctx, dtype, dst, n, value);
+void zrt::cpu::fill(zrt_context *, int32_t dtype, void *dst, int64_t n,
+                    float value) {
   dispatchDtype("zrt_fill", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i)
@@ -30,10 +25,8 @@ extern "C" void zrt_fill(zrt_context *ctx, int32_t dtype, void *dst, int64_t n,
   });
 }
 
-extern "C" void zrt_cast(zrt_context *ctx, int32_t srcDtype, int32_t dstDtype,
-                         const void *src, void *dst, int64_t n) {
-  TraceScope trace(ctx, "cast");
-  ZRT_ON_DEVICE(cast, ctx, srcDtype, dstDtype, src, dst, n);
+void zrt::cpu::cast(zrt_context *, int32_t srcDtype, int32_t dstDtype,
+                    const void *src, void *dst, int64_t n) {
   dispatchDtype("zrt_cast", srcDtype, [&](auto srcTag) {
     using S = decltype(srcTag);
     dispatchDtype("zrt_cast", dstDtype, [&](auto dstTag) {
@@ -49,11 +42,8 @@ extern "C" void zrt_cast(zrt_context *ctx, int32_t srcDtype, int32_t dstDtype,
   });
 }
 
-extern "C" void zrt_shard_slice(zrt_context *ctx, int32_t dtype,
-                                const void *full, void *shard, int64_t numel,
-                                int64_t shardNumel) {
-  TraceScope trace(ctx, "shard_slice");
-  ZRT_ON_DEVICE(shard_slice, ctx, dtype, full, shard, numel, shardNumel);
+void zrt::cpu::shardSlice(zrt_context *ctx, int32_t dtype, const void *full,
+                          void *shard, int64_t numel, int64_t shardNumel) {
   int64_t size = dtypeSize("zrt_shard_slice", dtype);
   if (numel < 0 || shardNumel < 0 || shardNumel * ctx->worldSize < numel)
     fatal("zrt_shard_slice: %d shards of %lld elements cannot hold %lld",

@@ -3,8 +3,9 @@
 // Kernels are written once, as templates over the storage type T (float or
 // Bf16), and compute in float32: load() widens an element, store() rounds a
 // float32 result back. dispatchDtype() turns the ABI's dtype argument into
-// that T (core/dtype.h, shared with the CUDA backend), so an entry point is
-// one line plus the kernel's name for the error an unknown dtype raises.
+// that T (core/dtype.h, shared with the CUDA backend), so a kernel's dtype
+// dispatch is one line, given its name for the error an unknown dtype
+// raises.
 //
 // The conversions are inline because they sit in every kernel's inner loop.
 //
@@ -44,7 +45,7 @@ inline void store(Bf16 *data, int64_t i, float value) {
 }
 
 /// Calls fn(T{}) with T = float or Bf16 according to `dtype` (core/dtype.h);
-/// a kernel's entry point casts its void pointers to T inside fn.
+/// a kernel casts its void pointers to T inside fn.
 template <typename Fn>
 inline void dispatchDtype(const char *kernel, int32_t dtype, Fn &&fn) {
   dispatchDtypeAs<Bf16>(kernel, dtype, fn);

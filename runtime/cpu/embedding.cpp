@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <algorithm>
 #include <cstring>
@@ -29,11 +29,9 @@ static void checkIds(const char *kernel, const int32_t *ids, int64_t n,
             (long long)i, (long long)vocab);
 }
 
-extern "C" void zrt_embedding(zrt_context *ctx, int32_t dtype,
-                              const int32_t *ids, const void *table, void *out,
-                              int64_t n, int64_t vocab, int64_t dim) {
-  TraceScope trace(ctx, "embedding");
-  ZRT_ON_DEVICE(embedding, ctx, dtype, ids, table, out, n, vocab, dim);
+void zrt::cpu::embedding(zrt_context *, int32_t dtype, const int32_t *ids,
+                         const void *table, void *out, int64_t n, int64_t vocab,
+                         int64_t dim) {
   int64_t rowBytes = dim * dtypeSize("zrt_embedding", dtype);
   checkIds("zrt_embedding", ids, n, vocab);
   for (int64_t i = 0; i < n; ++i)
@@ -41,12 +39,9 @@ extern "C" void zrt_embedding(zrt_context *ctx, int32_t dtype,
                 (const char *)table + ids[i] * rowBytes, rowBytes);
 }
 
-extern "C" void zrt_embedding_grad(zrt_context *ctx, int32_t dtype,
-                                   const int32_t *ids, const void *dout,
-                                   void *dtable, int64_t n, int64_t vocab,
-                                   int64_t dim) {
-  TraceScope trace(ctx, "embedding_grad");
-  ZRT_ON_DEVICE(embedding_grad, ctx, dtype, ids, dout, dtable, n, vocab, dim);
+void zrt::cpu::embeddingGrad(zrt_context *, int32_t dtype, const int32_t *ids,
+                             const void *dout, void *dtable, int64_t n,
+                             int64_t vocab, int64_t dim) {
   int64_t size = dtypeSize("zrt_embedding_grad", dtype);
   checkIds("zrt_embedding_grad", ids, n, vocab);
   std::memset(dtable, 0, vocab * dim * size);

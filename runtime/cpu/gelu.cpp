@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cmath>
 
@@ -15,10 +15,8 @@ using namespace zrt;
 static constexpr float kSqrt2OverPi = 0.7978845608028654f;
 static constexpr float kCubic = 0.044715f;
 
-extern "C" void zrt_gelu(zrt_context *ctx, int32_t dtype, const void *x,
-                         void *y, int64_t n) {
-  TraceScope trace(ctx, "gelu");
-  ZRT_ON_DEVICE(gelu, ctx, dtype, x, y, n);
+void zrt::cpu::gelu(zrt_context *, int32_t dtype, const void *x, void *y,
+                    int64_t n) {
   dispatchDtype("zrt_gelu", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {
@@ -29,10 +27,8 @@ extern "C" void zrt_gelu(zrt_context *ctx, int32_t dtype, const void *x,
   });
 }
 
-extern "C" void zrt_gelu_grad(zrt_context *ctx, int32_t dtype, const void *x,
-                              const void *dy, void *dx, int64_t n) {
-  TraceScope trace(ctx, "gelu_grad");
-  ZRT_ON_DEVICE(gelu_grad, ctx, dtype, x, dy, dx, n);
+void zrt::cpu::geluGrad(zrt_context *, int32_t dtype, const void *x,
+                        const void *dy, void *dx, int64_t n) {
   dispatchDtype("zrt_gelu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {

@@ -6,17 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cmath>
 
 using namespace zrt;
 
-extern "C" void zrt_sum_squares(zrt_context *ctx, int32_t dtype, const void *x,
-                                float *out, int64_t n) {
-  TraceScope trace(ctx, "sum_squares");
-  ZRT_ON_DEVICE(sum_squares, ctx, dtype, x, out, n);
+void zrt::cpu::sumSquares(zrt_context *, int32_t dtype, const void *x,
+                          float *out, int64_t n) {
   dispatchDtype("zrt_sum_squares", dtype, [&](auto tag) {
     using T = decltype(tag);
     // Double accumulation: a shard holds millions of squares, and the norm
@@ -33,10 +31,8 @@ extern "C" void zrt_sum_squares(zrt_context *ctx, int32_t dtype, const void *x,
 // As torch.nn.utils.clip_grad_norm_: coef = max_norm / (norm + 1e-6), clamped
 // to at most 1, in float32. A NaN norm gives a NaN coefficient, as in torch:
 // a diverged step should show, not be silently left unclipped.
-extern "C" void zrt_clip_coefficient(zrt_context *ctx, const float *totalSq,
-                                     const float *maxNorm, float *coef) {
-  TraceScope trace(ctx, "clip_coefficient");
-  ZRT_ON_DEVICE(clip_coefficient, ctx, totalSq, maxNorm, coef);
+void zrt::cpu::clipCoefficient(zrt_context *, const float *totalSq,
+                               const float *maxNorm, float *coef) {
   if (!(maxNorm[0] > 0.0f)) {
     coef[0] = 1.0f;
     return;

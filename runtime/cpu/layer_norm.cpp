@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cmath>
 #include <vector>
@@ -37,11 +37,9 @@ static RowStats rowStats(const T *row, int64_t cols, float eps) {
   return {mean, 1.0f / std::sqrt(squares / (float)cols + eps)};
 }
 
-extern "C" void zrt_layer_norm(zrt_context *ctx, int32_t dtype, const void *x,
-                               const void *gamma, const void *beta, void *y,
-                               int64_t rows, int64_t cols, float eps) {
-  TraceScope trace(ctx, "layer_norm");
-  ZRT_ON_DEVICE(layer_norm, ctx, dtype, x, gamma, beta, y, rows, cols, eps);
+void zrt::cpu::layerNorm(zrt_context *, int32_t dtype, const void *x,
+                         const void *gamma, const void *beta, void *y,
+                         int64_t rows, int64_t cols, float eps) {
   dispatchDtype("zrt_layer_norm", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t r = 0; r < rows; ++r) {
@@ -58,14 +56,10 @@ extern "C" void zrt_layer_norm(zrt_context *ctx, int32_t dtype, const void *x,
 
 // With xHat = (x - mean) * rstd and g = dy * gamma:
 //   dx = rstd * (g - mean(g) - xHat * mean(g * xHat)).
-extern "C" void zrt_layer_norm_grad(zrt_context *ctx, int32_t dtype,
-                                    const void *x, const void *gamma,
-                                    const void *dy, void *dx, void *dgamma,
-                                    void *dbeta, int64_t rows, int64_t cols,
-                                    float eps) {
-  TraceScope trace(ctx, "layer_norm_grad");
-  ZRT_ON_DEVICE(layer_norm_grad, ctx, dtype, x, gamma, dy, dx, dgamma, dbeta,
-                rows, cols, eps);
+void zrt::cpu::layerNormGrad(zrt_context *, int32_t dtype, const void *x,
+                             const void *gamma, const void *dy, void *dx,
+                             void *dgamma, void *dbeta, int64_t rows,
+                             int64_t cols, float eps) {
   dispatchDtype("zrt_layer_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     std::vector<float> dgammaSum(cols, 0.0f), dbetaSum(cols, 0.0f);

@@ -9,8 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
-#include "core/trace.h"
+#include "core/epilogue.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cblas.h>
 
@@ -19,11 +20,9 @@
 
 using namespace zrt;
 
-extern "C" void zrt_matmul(zrt_context *ctx, int32_t dtype, const void *a,
-                           const void *b, void *c, int64_t m, int64_t n,
-                           int64_t k, int32_t transA, int32_t transB) {
-  TraceScope trace(ctx, "matmul");
-  ZRT_ON_DEVICE(matmul, ctx, dtype, a, b, c, m, n, k, transA, transB);
+void zrt::cpu::matmul(zrt_context *, int32_t dtype, const void *a,
+                      const void *b, void *c, int64_t m, int64_t n, int64_t k,
+                      int32_t transA, int32_t transB) {
   dtypeSize("zrt_matmul", dtype);
   if (m < 0 || n < 0 || k < 0)
     fatal("zrt_matmul: negative shape m=%lld n=%lld k=%lld", (long long)m,
@@ -47,24 +46,15 @@ extern "C" void zrt_matmul(zrt_context *ctx, int32_t dtype, const void *a,
   c32.commit();
 }
 
-extern "C" void zrt_matmul_bias(zrt_context *ctx, int32_t dtype, const void *a,
-                                const void *b, const void *bias, void *c,
-                                void *preActivation, int64_t m, int64_t n,
-                                int64_t k, int32_t transA, int32_t transB,
-                                int32_t epilogue) {
-  TraceScope trace(ctx, "matmul_bias");
-  // Checked before the dispatch, so that both backends refuse alike.
-  if (epilogue != ZRT_EPILOGUE_BIAS && epilogue != ZRT_EPILOGUE_BIAS_GELU)
-    fatal("zrt_matmul_bias: unknown epilogue %d", (int)epilogue);
-  if ((epilogue == ZRT_EPILOGUE_BIAS_GELU) != (preActivation != nullptr))
-    fatal("zrt_matmul_bias: pre_activation must be given exactly for "
-          "ZRT_EPILOGUE_BIAS_GELU (epilogue %d, pre_activation %s)",
-          (int)epilogue, preActivation ? "given" : "null");
-  ZRT_ON_DEVICE(matmul_bias, ctx, dtype, a, b, bias, c, preActivation, m, n, k,
-                transA, transB, epilogue);
+void zrt::cpu::matmulBias(zrt_context *ctx, int32_t dtype, const void *a,
+                          const void *b, const void *bias, void *c,
+                          void *preActivation, int64_t m, int64_t n, int64_t k,
+                          int32_t transA, int32_t transB, int32_t epilogue) {
+  checkEpilogue(epilogue, preActivation);
   // The three kernels in sequence, each rounding as it does unfused, so
   // that fusing never changes a result on the CPU. The sum lands where the
-  // epilogue wants it and is finished in place.
+  // epilogue wants it and is finished in place. Called through the ABI, so
+  // the trace shows each inside matmul_bias.
   bool gelu = epilogue == ZRT_EPILOGUE_BIAS_GELU;
   void *sum = gelu ? preActivation : c;
   zrt_matmul(ctx, dtype, a, b, sum, m, n, k, transA, transB);

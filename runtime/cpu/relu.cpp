@@ -1,14 +1,12 @@
 //===- relu.cpp - ReLU forward and backward -------------------------------===//
 
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 using namespace zrt;
 
-extern "C" void zrt_relu(zrt_context *ctx, int32_t dtype, const void *x,
-                         void *y, int64_t n) {
-  TraceScope trace(ctx, "relu");
-  ZRT_ON_DEVICE(relu, ctx, dtype, x, y, n);
+void zrt::cpu::relu(zrt_context *, int32_t dtype, const void *x, void *y,
+                    int64_t n) {
   dispatchDtype("zrt_relu", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {
@@ -18,10 +16,8 @@ extern "C" void zrt_relu(zrt_context *ctx, int32_t dtype, const void *x,
   });
 }
 
-extern "C" void zrt_relu_grad(zrt_context *ctx, int32_t dtype, const void *x,
-                              const void *dy, void *dx, int64_t n) {
-  TraceScope trace(ctx, "relu_grad");
-  ZRT_ON_DEVICE(relu_grad, ctx, dtype, x, dy, dx, n);
+void zrt::cpu::reluGrad(zrt_context *, int32_t dtype, const void *x,
+                        const void *dy, void *dx, int64_t n) {
   dispatchDtype("zrt_relu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i)

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cmath>
 #include <vector>
@@ -27,11 +27,9 @@ static float rowInvRms(const T *row, int64_t cols, float eps) {
   return 1.0f / std::sqrt(squares / (float)cols + eps);
 }
 
-extern "C" void zrt_rms_norm(zrt_context *ctx, int32_t dtype, const void *x,
-                             const void *gamma, void *y, int64_t rows,
-                             int64_t cols, float eps) {
-  TraceScope trace(ctx, "rms_norm");
-  ZRT_ON_DEVICE(rms_norm, ctx, dtype, x, gamma, y, rows, cols, eps);
+void zrt::cpu::rmsNorm(zrt_context *, int32_t dtype, const void *x,
+                       const void *gamma, void *y, int64_t rows, int64_t cols,
+                       float eps) {
   dispatchDtype("zrt_rms_norm", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t r = 0; r < rows; ++r) {
@@ -46,13 +44,10 @@ extern "C" void zrt_rms_norm(zrt_context *ctx, int32_t dtype, const void *x,
 
 // With r = rowInvRms and g = dy * gamma:
 //   dx = r * g - x * r^3 * mean(g * x),  dgamma = sum_rows dy * x * r.
-extern "C" void zrt_rms_norm_grad(zrt_context *ctx, int32_t dtype,
-                                  const void *x, const void *gamma,
-                                  const void *dy, void *dx, void *dgamma,
-                                  int64_t rows, int64_t cols, float eps) {
-  TraceScope trace(ctx, "rms_norm_grad");
-  ZRT_ON_DEVICE(rms_norm_grad, ctx, dtype, x, gamma, dy, dx, dgamma, rows, cols,
-                eps);
+void zrt::cpu::rmsNormGrad(zrt_context *, int32_t dtype, const void *x,
+                           const void *gamma, const void *dy, void *dx,
+                           void *dgamma, int64_t rows, int64_t cols,
+                           float eps) {
   dispatchDtype("zrt_rms_norm_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     std::vector<float> dgammaSum(cols, 0.0f);

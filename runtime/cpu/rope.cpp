@@ -12,21 +12,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cmath>
 #include <vector>
 
 using namespace zrt;
 
-extern "C" void zrt_rope(zrt_context *ctx, int32_t dtype, const void *x,
-                         void *y, int64_t batch, int64_t seq, int64_t heads,
-                         int64_t headDim, const float *invFreq,
-                         int32_t inverse) {
-  TraceScope trace(ctx, "rope");
-  ZRT_ON_DEVICE(rope, ctx, dtype, x, y, batch, seq, heads, headDim, invFreq,
-                inverse);
+void zrt::cpu::rope(zrt_context *, int32_t dtype, const void *x, void *y,
+                    int64_t batch, int64_t seq, int64_t heads, int64_t headDim,
+                    const float *invFreq, int32_t inverse) {
   dtypeSize("zrt_rope", dtype);
   if (headDim % 2 != 0)
     fatal("zrt_rope: head_dim %lld is odd; rotation needs pairs",

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cstring>
 
@@ -22,11 +22,9 @@ static void checkBlock(const char *kernel, int64_t cols, int64_t offset,
           (long long)cols);
 }
 
-extern "C" void zrt_slice_cols(zrt_context *ctx, int32_t dtype, const void *x,
-                               void *y, int64_t rows, int64_t cols,
-                               int64_t offset, int64_t size) {
-  TraceScope trace(ctx, "slice_cols");
-  ZRT_ON_DEVICE(slice_cols, ctx, dtype, x, y, rows, cols, offset, size);
+void zrt::cpu::sliceCols(zrt_context *, int32_t dtype, const void *x, void *y,
+                         int64_t rows, int64_t cols, int64_t offset,
+                         int64_t size) {
   checkBlock("zrt_slice_cols", cols, offset, size);
   int64_t elem = dtypeSize("zrt_slice_cols", dtype);
   for (int64_t r = 0; r < rows; ++r)
@@ -34,12 +32,9 @@ extern "C" void zrt_slice_cols(zrt_context *ctx, int32_t dtype, const void *x,
                 (const char *)x + (r * cols + offset) * elem, size * elem);
 }
 
-extern "C" void zrt_slice_cols_grad(zrt_context *ctx, int32_t dtype,
-                                    const void *dy, void *dx, int64_t rows,
-                                    int64_t cols, int64_t offset,
-                                    int64_t size) {
-  TraceScope trace(ctx, "slice_cols_grad");
-  ZRT_ON_DEVICE(slice_cols_grad, ctx, dtype, dy, dx, rows, cols, offset, size);
+void zrt::cpu::sliceColsGrad(zrt_context *, int32_t dtype, const void *dy,
+                             void *dx, int64_t rows, int64_t cols,
+                             int64_t offset, int64_t size) {
   checkBlock("zrt_slice_cols_grad", cols, offset, size);
   int64_t elem = dtypeSize("zrt_slice_cols_grad", dtype);
   // Zero bits are 0.0 in float32 and bfloat16 alike.

@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -67,13 +67,9 @@ static void xentRows(const T *logits, const int32_t *labels, int64_t rows,
   }
 }
 
-extern "C" void zrt_softmax_xent(zrt_context *ctx, int32_t dtype,
-                                 const void *logits, const int32_t *labels,
-                                 float *loss, int64_t rows, int64_t cols,
-                                 float divisor) {
-  TraceScope trace(ctx, "softmax_xent");
-  ZRT_ON_DEVICE(softmax_xent, ctx, dtype, logits, labels, loss, rows, cols,
-                divisor);
+void zrt::cpu::softmaxXent(zrt_context *, int32_t dtype, const void *logits,
+                           const int32_t *labels, float *loss, int64_t rows,
+                           int64_t cols, float divisor) {
   checkLabels("zrt_softmax_xent", labels, rows, cols);
   dispatchDtype("zrt_softmax_xent", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -83,14 +79,10 @@ extern "C" void zrt_softmax_xent(zrt_context *ctx, int32_t dtype,
   });
 }
 
-extern "C" void zrt_softmax_xent_grad(zrt_context *ctx, int32_t dtype,
-                                      const void *logits, const int32_t *labels,
-                                      const float *dloss, void *dlogits,
-                                      int64_t rows, int64_t cols,
-                                      float divisor) {
-  TraceScope trace(ctx, "softmax_xent_grad");
-  ZRT_ON_DEVICE(softmax_xent_grad, ctx, dtype, logits, labels, dloss, dlogits,
-                rows, cols, divisor);
+void zrt::cpu::softmaxXentGrad(zrt_context *, int32_t dtype, const void *logits,
+                               const int32_t *labels, const float *dloss,
+                               void *dlogits, int64_t rows, int64_t cols,
+                               float divisor) {
   checkLabels("zrt_softmax_xent_grad", labels, rows, cols);
   dispatchDtype("zrt_softmax_xent_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -99,15 +91,10 @@ extern "C" void zrt_softmax_xent_grad(zrt_context *ctx, int32_t dtype,
   });
 }
 
-extern "C" void zrt_softmax_xent_fused(zrt_context *ctx, int32_t dtype,
-                                       const void *logits,
-                                       const int32_t *labels,
-                                       const float *dloss, float *loss,
-                                       void *dlogits, int64_t rows,
-                                       int64_t cols, float divisor) {
-  TraceScope trace(ctx, "softmax_xent_fused");
-  ZRT_ON_DEVICE(softmax_xent_fused, ctx, dtype, logits, labels, dloss, loss,
-                dlogits, rows, cols, divisor);
+void zrt::cpu::softmaxXentFused(zrt_context *, int32_t dtype,
+                                const void *logits, const int32_t *labels,
+                                const float *dloss, float *loss, void *dlogits,
+                                int64_t rows, int64_t cols, float divisor) {
   checkLabels("zrt_softmax_xent_fused", labels, rows, cols);
   dispatchDtype("zrt_softmax_xent_fused", dtype, [&](auto tag) {
     using T = decltype(tag);

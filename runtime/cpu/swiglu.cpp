@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "core/trace.h"
 #include "cpu/dtype.h"
+#include "cpu/kernels.h"
 
 #include <cmath>
 
@@ -15,10 +15,8 @@ using namespace zrt;
 
 static float sigmoid(float g) { return 1.0f / (1.0f + std::exp(-g)); }
 
-extern "C" void zrt_swiglu(zrt_context *ctx, int32_t dtype, const void *gate,
-                           const void *up, void *y, int64_t n) {
-  TraceScope trace(ctx, "swiglu");
-  ZRT_ON_DEVICE(swiglu, ctx, dtype, gate, up, y, n);
+void zrt::cpu::swiglu(zrt_context *, int32_t dtype, const void *gate,
+                      const void *up, void *y, int64_t n) {
   dispatchDtype("zrt_swiglu", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {
@@ -29,12 +27,9 @@ extern "C" void zrt_swiglu(zrt_context *ctx, int32_t dtype, const void *gate,
 }
 
 // d silu(g) / dg = s + g s (1 - s), s = sigmoid(g).
-extern "C" void zrt_swiglu_grad(zrt_context *ctx, int32_t dtype,
-                                const void *gate, const void *up,
-                                const void *dy, void *dgate, void *dup,
-                                int64_t n) {
-  TraceScope trace(ctx, "swiglu_grad");
-  ZRT_ON_DEVICE(swiglu_grad, ctx, dtype, gate, up, dy, dgate, dup, n);
+void zrt::cpu::swigluGrad(zrt_context *, int32_t dtype, const void *gate,
+                          const void *up, const void *dy, void *dgate,
+                          void *dup, int64_t n) {
   dispatchDtype("zrt_swiglu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i) {

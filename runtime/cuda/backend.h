@@ -1,9 +1,9 @@
 //===- backend.h - Attaching a context to a GPU -----------------*- C++ -*-===//
 //
-// What the core (core/device.cpp) and the CUDA tests call to put a context on
-// a GPU. Deliberately free of CUDA types, so that the core compiles without
-// the CUDA toolkit's headers; the state itself is CudaRuntime
-// (device_context.h).
+// What --device (select.cpp, registered with core/device.h) and the CUDA
+// tests call to put a context on a GPU. Deliberately free of CUDA types, so
+// that select.cpp, a source of libzrt itself, compiles without the CUDA
+// toolkit's headers; the state itself is CudaRuntime (device_context.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CUDA_BACKEND_H
@@ -30,8 +30,8 @@ ZRT_CUDA_API int visibleGpus(std::string &why);
 ZRT_CUDA_API std::string gpuName(int gpu);
 
 /// Puts `ctx` on GPU `gpu`: its kernels, memory and collectives from now on
-/// run there (zrt_context::device and deviceRuntime). `ctx` must not hold
-/// any allocation yet. Collective over ctx's communicator when it has one:
+/// run there (zrt_context::kernels and runtime). `ctx` must be on the CPU
+/// and not hold any allocation yet (checkAttachable in core/device.h). Collective over ctx's communicator when it has one:
 /// every rank calls it, and NCCL is set up over the same ranks (rank 0 makes
 /// the unique id, MPI broadcasts it). A context without MPI (tests) gets no
 /// NCCL communicator; its collectives are local copies, as on the CPU.

@@ -219,7 +219,7 @@ void CudaRuntime::checkDeviceErrors() {
 //===--- What kernels.h promises the kernels ------------------------------===//
 
 CudaRuntime &runtimeOf(zrt_context *ctx) {
-  auto *runtime = dynamic_cast<CudaRuntime *>(ctx->deviceRuntime.get());
+  auto *runtime = dynamic_cast<CudaRuntime *>(ctx->runtime.get());
   if (!runtime)
     fatal("a CUDA kernel was called on a context that is not on a GPU");
   return *runtime;
@@ -270,13 +270,9 @@ std::string gpuName(int gpu) {
 }
 
 void attach(zrt_context *ctx, int gpu) {
-  if (ctx->deviceRuntime)
-    fatal("zrt::cuda::attach: the context is already on a device");
-  if (!ctx->allocations.empty())
-    fatal("zrt::cuda::attach: the context already holds %zu host buffers",
-          ctx->allocations.size());
-  ctx->deviceRuntime = std::make_unique<CudaRuntime>(ctx, gpu);
-  ctx->device = &cudaKernels();
+  checkAttachable(ctx, "zrt::cuda::attach");
+  ctx->runtime = std::make_unique<CudaRuntime>(ctx, gpu);
+  ctx->kernels = &cudaKernels();
 }
 
 } // namespace zrt::cuda

@@ -117,10 +117,11 @@ private:
   /// timeout, naming the first collective that has not completed.
   void checkProgress(double elapsedSeconds);
   /// Records the start of a collective on the communication stream around
-  /// `launch()` (which enqueues the transfer there) and returns its handle.
+  /// `launch()` (which enqueues the transfer there) and returns its handle;
+  /// `tensorBytes` labels its trace slice.
   template <typename Launch>
-  int64_t startCollective(CollectiveKind kind, int64_t countedBytes,
-                          Launch launch);
+  int64_t startCollective(CollectiveKind kind, int64_t tensorBytes,
+                          int64_t countedBytes, Launch launch);
   cudaEvent_t takeEvent();
 
   uint64_t deviceBytes = 0; // the GPU's memory (cudaMemGetInfo's total)

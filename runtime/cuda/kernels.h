@@ -41,8 +41,8 @@
 
 namespace zrt::cuda {
 
-/// Every kernel below as the DeviceKernels table ZRT_ON_DEVICE dispatches
-/// to (kernels_table.cpp): a GPU context's, and the emulated device's.
+/// Every kernel below as the DeviceKernels table the zrt_* entry points call
+/// (kernels_table.cpp): a GPU context's, and the emulated device's.
 const DeviceKernels &cudaKernels();
 
 //===--- What the kernels need from the context (device_context.cpp) ------===//
@@ -83,7 +83,7 @@ void checkDeviceErrors(zrt_context *ctx);
 
 // One per catalogue line, with the zrt_* function's parameters: matmul.cu,
 // attention.cu, and one .cu per remaining family define them.
-#define ZRT_KERNEL(name, backendName, params) void backendName params;
+#define ZRT_KERNEL(name, backendName, params, args) void backendName params;
 #include "zero/zrt_kernels.def"
 #undef ZRT_KERNEL
 

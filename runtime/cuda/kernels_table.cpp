@@ -1,12 +1,12 @@
 //===- kernels_table.cpp - The CUDA backend's DeviceKernels table ---------===//
 //
-// ZRT_ON_DEVICE (core/device.h) sends each zrt_* kernel called on a GPU
-// context here. The CUDA kernels (kernels.h) take the zrt_* arguments in the
-// same order, so the table holds them directly, one per line of the kernel
-// catalogue (zero/zrt_kernels.def): each entry is typed as the zrt_*
-// function it stands for, and kernels.h declares each CUDA kernel from the
-// same line, so a signature cannot drift and a kernel missing does not link. The emulated device
-// (tests/emulation/emulated_device.h) uses the same table.
+// The zrt_* entry points (abi/kernels.cpp) call these on a GPU context.
+// The CUDA kernels (kernels.h) take the zrt_* arguments in the same order,
+// so the table holds them directly, one per line of the kernel catalogue
+// (zero/zrt_kernels.def): each entry is typed as the zrt_* function it
+// stands for, and kernels.h declares each CUDA kernel from the same line, so
+// a signature cannot drift and a kernel missing does not link. The emulated
+// device (tests/emulation/emulated_device.h) uses the same table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +18,8 @@ namespace zrt::cuda {
 /// declared from the same line (kernels.h): a kernel missing does not link.
 static DeviceKernels makeTable() {
   DeviceKernels kernels{};
-#define ZRT_KERNEL(name, backendName, params) kernels.name = cuda::backendName;
+#define ZRT_KERNEL(name, backendName, params, args)                            \
+  kernels.name = cuda::backendName;
 #include "zero/zrt_kernels.def"
 #undef ZRT_KERNEL
   return kernels;

@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/epilogue.h"
 #include "cuda/cuda_check.h"
 #include "cuda/kernels.h"
 
@@ -342,7 +343,7 @@ void zrt::cuda::matmulBias(zrt_context *ctx, int32_t dtype, const void *a,
                            const void *b, const void *bias, void *c,
                            void *preActivation, int64_t m, int64_t n, int64_t k,
                            int32_t transA, int32_t transB, int32_t epilogue) {
-  // zrt_matmul_bias has checked the epilogue and the pre-activation pointer.
+  checkEpilogue(epilogue, preActivation);
   const char *kernel = "zrt_matmul_bias";
   checkShape(kernel, dtype, m, n, k);
   if (m == 0 || n == 0)

@@ -1,7 +1,7 @@
 //===- nccl_collectives.cpp - The collectives of a CUDA context over NCCL -===//
 //
-// cpu/collectives.cpp checks every collective's arguments, counts its bytes
-// and allocates its padded staging the same way on both backends (so the
+// abi/collectives.cpp checks every collective's arguments, counts its bytes
+// and allocates its padded staging the same way on every backend (so the
 // ledger is the same); on a GPU it then calls the start functions here,
 // which enqueue the transfer on the communication stream:
 //
@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
+#include "core/trace.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_context.h"
 
@@ -142,8 +143,12 @@ cudaEvent_t CudaRuntime::takeEvent() {
 }
 
 template <typename Launch>
-int64_t CudaRuntime::startCollective(CollectiveKind kind, int64_t countedBytes,
-                                     Launch launch) {
+int64_t CudaRuntime::startCollective(CollectiveKind kind, int64_t tensorBytes,
+                                     int64_t countedBytes, Launch launch) {
+  // With --trace the slice on the comm track spans the launch on the host
+  // (the GPU runs it asynchronously).
+  Tracer *tracer = ctx->tracer.get();
+  int64_t begin = tracer ? tracer->now() : 0;
   // The inputs were produced by kernels already queued on the compute
   // stream (and the staging zeroed there): the transfer starts after them.
   // Re-recording inputsReady later does not affect this wait, which takes
@@ -156,6 +161,9 @@ int64_t CudaRuntime::startCollective(CollectiveKind kind, int64_t countedBytes,
   int64_t handle = nextHandle++;
   inFlight.push_back({handle, kind, countedBytes, done, /*waited=*/false});
   notWaited.insert(handle);
+  if (tracer)
+    tracer->record(Tracer::Comm, commLabel(collectiveName(kind), tensorBytes),
+                   "collective", begin, tracer->now(), countedBytes);
   return handle;
 }
 
@@ -164,7 +172,8 @@ int64_t CudaRuntime::startAllGather(int32_t dtype, const void *shard,
                                     int64_t shardNumel, void *staging,
                                     int64_t countedBytes) {
   size_t size = elementSize(dtype);
-  return startCollective(AllGather, countedBytes, [&] {
+  int64_t bytes = ctx->worldSize * shardNumel * size;
+  return startCollective(AllGather, bytes, countedBytes, [&] {
     if (!nccl) {
       // One rank: the gathered tensor is the shard (its padding dropped).
       if (numel > 0 && full != shard)
@@ -188,7 +197,8 @@ int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
                                         int64_t shardNumel, void *staging,
                                         int64_t countedBytes) {
   size_t size = elementSize(dtype);
-  return startCollective(ReduceScatter, countedBytes, [&] {
+  int64_t bytes = ctx->worldSize * shardNumel * size;
+  return startCollective(ReduceScatter, bytes, countedBytes, [&] {
     if (!nccl) {
       // One rank: the shard is the tensor, zero padded.
       if (numel > 0 && shard != full)
@@ -218,7 +228,7 @@ int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
 int64_t CudaRuntime::startAllReduce(int32_t dtype, const void *x, void *y,
                                     int64_t n, int64_t countedBytes) {
   size_t size = elementSize(dtype);
-  return startCollective(AllReduce, countedBytes, [&] {
+  return startCollective(AllReduce, n * size, countedBytes, [&] {
     if (!nccl) {
       if (n > 0 && x != y)
         ZRT_CUDA_CHECK(

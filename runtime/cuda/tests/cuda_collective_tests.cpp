@@ -35,7 +35,7 @@ namespace {
 zrt_context *gpuContext() {
   zrt_context *ctx = createContext(MPI_COMM_WORLD);
   std::string banner;
-  std::string error = selectDevice(ctx, DeviceChoice::Cuda, banner);
+  std::string error = selectDevice(ctx, "cuda", banner);
   if (!error.empty())
     fatal("%s", error.c_str());
   return ctx;

@@ -6,7 +6,7 @@
 // host emulator of CUDA (tests/emulation/emulated_device.h). Each check
 // calls a zrt_* entry point with the same inputs on a CPU context (the
 // reference) and on a context attached to the device, so the dispatch
-// (ZRT_ON_DEVICE and the device's table) is tested with the kernel, and
+// (abi/kernels.cpp and the device's table) is tested with the kernel, and
 // compares the outputs as comparison.h says. Inputs are drawn once and
 // rounded to the dtype before either side sees them; outputs start as NaN,
 // so an element a kernel skips shows.

@@ -193,7 +193,7 @@ def mlp_params(layers, width, features, classes):
 def expected_comm(stage, world, params, steps):
     """Per-rank bytes and calls of each collective over `steps` steps.
 
-    The runtime counts (runtime/cpu/collectives.cpp) per rank, by formula
+    The runtime counts (runtime/abi/collectives.cpp) per rank, by formula
     (also at world size 1): all_gather and reduce_scatter move the padded
     tensor, W * ceil(n/W) floats; all_reduce moves 2n floats. Every stage
     all-reduces the 1-float loss once per step; stages 1-3 also all-reduce

@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "cpu/mpi_transport.h"
 #include "cuda/kernels.h"
 
 #include <cstring>
@@ -24,7 +25,7 @@ namespace {
 /// data errors in, the context's scratch and an (emulated) cuBLASLt handle.
 class EmulatedRuntime : public DeviceRuntime {
 public:
-  EmulatedRuntime() { cublasLtCreate(&lt); }
+  explicit EmulatedRuntime(zrt_context *ctx) : ctx(ctx) { cublasLtCreate(&lt); }
   ~EmulatedRuntime() override {
     cublasLtDestroy(lt);
     if (scratch)
@@ -56,21 +57,26 @@ public:
 
   // The memory is the host's and the kernels are done when they return, so
   // the CPU backend's transport (MPI) runs the collectives.
-  bool collectivesOnHost() const override { return true; }
-  int64_t startAllGather(int32_t, const void *, void *, int64_t, int64_t,
-                         void *, int64_t) override {
-    notCalled();
+  int64_t startAllGather(int32_t dtype, const void *shard, void *full,
+                         int64_t numel, int64_t shardNumel, void *staging,
+                         int64_t countedBytes) override {
+    return cpu::startAllGather(ctx, dtype, shard, full, numel, shardNumel,
+                               staging, countedBytes);
   }
-  int64_t startReduceScatter(int32_t, const void *, void *, int64_t, int64_t,
-                             void *, int64_t) override {
-    notCalled();
+  int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
+                             int64_t numel, int64_t shardNumel, void *staging,
+                             int64_t countedBytes) override {
+    return cpu::startReduceScatter(ctx, dtype, full, shard, numel, shardNumel,
+                                   staging, countedBytes);
   }
-  int64_t startAllReduce(int32_t, const void *, void *, int64_t,
-                         int64_t) override {
-    notCalled();
+  int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
+                         int64_t countedBytes) override {
+    return cpu::startAllReduce(ctx, dtype, x, y, n, countedBytes);
   }
-  void wait(int64_t) override { notCalled(); }
-  std::vector<int64_t> unwaited() const override { return {}; }
+  void wait(int64_t handle) override { cpu::waitCollective(ctx, handle); }
+  std::vector<int64_t> unwaited() const override {
+    return cpu::unwaitedCollectives(ctx);
+  }
 
   /// CudaRuntime::kernelScratch: grown, never shrunk.
   void *contextScratch(size_t bytes) {
@@ -88,17 +94,14 @@ public:
   cublasLtHandle_t lt = nullptr;
 
 private:
-  [[noreturn]] static void notCalled() {
-    fatal("internal error: a collective was handed to the emulated CUDA "
-          "device, whose collectives run on the host");
-  }
+  zrt_context *const ctx;
   float loss = 0;
   void *scratch = nullptr;
   size_t scratchBytes = 0;
 };
 
 EmulatedRuntime &runtimeOf(zrt_context *ctx) {
-  auto *runtime = dynamic_cast<EmulatedRuntime *>(ctx->deviceRuntime.get());
+  auto *runtime = dynamic_cast<EmulatedRuntime *>(ctx->runtime.get());
   if (!runtime)
     fatal("an emulated CUDA kernel was called on a context that is not on "
           "the emulated device");
@@ -138,14 +141,9 @@ void checkDeviceErrors(zrt_context *ctx) {
 namespace emulated {
 
 void attach(zrt_context *ctx) {
-  if (ctx->deviceRuntime)
-    fatal("zrt::cuda::emulated::attach: the context is already on a device");
-  if (!ctx->allocations.empty())
-    fatal("zrt::cuda::emulated::attach: the context already holds %zu host "
-          "buffers",
-          ctx->allocations.size());
-  ctx->deviceRuntime = std::make_unique<EmulatedRuntime>();
-  ctx->device = &cudaKernels();
+  checkAttachable(ctx, "zrt::cuda::emulated::attach");
+  ctx->runtime = std::make_unique<EmulatedRuntime>(ctx);
+  ctx->kernels = &cudaKernels();
 }
 
 void setWorkers(int workers) { emu::setLaunchWorkers(workers); }

@@ -6,7 +6,8 @@
 // memory: cuda_runtime_emulation.h); attach() gives a CPU context a
 // DeviceKernels table of their functions and a DeviceRuntime, as
 // cuda::attach does on a GPU, so the zrt_* entry points called on it
-// (through ZRT_ON_DEVICE) run the CUDA kernels on the emulator. That lets
+// (abi/kernels.cpp calls the context's table) run the CUDA kernels on the
+// emulator. That lets
 // the kernel checks the GPU runs (cuda/tests/kernel_cases.h) run unchanged
 // on a machine without a GPU, and whole compiled programs train on the CUDA
 // kernels there (emulated_main.cpp: --device=cuda-emulated).
@@ -14,8 +15,11 @@
 // The device's memory is host memory, its copies are memcpy, its
 // synchronize() reports the data errors the kernels recorded with the CUDA
 // runtime's messages (stopOnDeviceError), and its collectives run on the
-// CPU backend's transport. matmul.cu's cuBLASLt calls go to an emulation of
-// cuBLASLt's documented semantics (cublaslt_emulation.cpp).
+// CPU backend's transport (cpu/mpi_transport.h). It does not call itself
+// hostAddressable(), so the core takes a GPU's paths on it (host copies,
+// the loss slot, zrt_fill for arena buffers). matmul.cu's cuBLASLt calls go
+// to an emulation of cuBLASLt's documented semantics
+// (cublaslt_emulation.cpp).
 //
 // These functions live in namespace zrt::cuda like the ones libzrt's CUDA
 // backend exports (backend.h); libzrt hides the rest of its CUDA build, so

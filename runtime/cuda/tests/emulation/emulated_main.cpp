@@ -17,9 +17,19 @@
 #include "core/driver.h"
 
 #include <cstdlib>
+#include <string>
 
 extern "C" void zero_program_apply(zrt_context *ctx, void **args)
     __attribute__((weak));
+
+/// --device=cuda-emulated (core/device.h's Backend::select): every rank has
+/// the emulator, linked into the executable.
+static std::string selectEmulated(zrt_context *ctx, bool,
+                                  std::string &banner) {
+  zrt::cuda::emulated::attach(ctx);
+  banner = "device: cuda-emulated";
+  return "";
+}
 
 int main(int argc, char **argv) {
   zrt::cuda::emulated::setWorkers(2);
@@ -27,7 +37,7 @@ int main(int argc, char **argv) {
   // emu::fault), which must show in the losses.
   if (const char *fault = std::getenv("ZRT_CUDA_EMULATION_FAULT"))
     zrt::cuda::emulated::setFault(fault);
-  zrt::registerExternalDevice("cuda-emulated", zrt::cuda::emulated::attach);
+  zrt::registerBackend({"cuda-emulated", selectEmulated});
   return zrt_run(argc, argv, zero_program_describe, zero_program_step,
                  zero_program_apply);
 }

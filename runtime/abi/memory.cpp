@@ -7,9 +7,10 @@
 // The communication thread allocates and frees collective staging (charged
 // when the collective runs) while the main thread allocates, hence the lock.
 //
-// On a device (core/device.h) the memory is the backend's, zero-filled by
-// it, and the ledger is charged exactly as on the CPU, so the compiler's
-// predictions are checked alike on both backends.
+// The memory is the context's backend's (DeviceRuntime: aligned_alloc on
+// the CPU, stream-ordered on a GPU), zero-filled by it, and the ledger is
+// charged the same on every backend, so the compiler's predictions are
+// checked alike on all of them.
 //
 // A compiled program declares one arena per category (zero-plan-memory's
 // plan) and places its temporaries in them (zrt_alloc_in_arena): one block
@@ -22,12 +23,9 @@
 #include "core/context.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 using namespace zrt;
-
-static constexpr int64_t kAlignment = 64;
 
 static void checkCategory(const char *entry, int32_t category) {
   if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
@@ -38,16 +36,9 @@ static void checkCategory(const char *entry, int32_t category) {
 /// zero-byte buffer still has an address of its own. The plan
 /// (zero-plan-memory) counts buffers the same way.
 static int64_t slotBytes(int64_t bytes) {
-  return std::max<int64_t>(kAlignment,
-                           (bytes + kAlignment - 1) / kAlignment * kAlignment);
-}
-
-/// `rounded` bytes of the backend's memory (zero-filled on a device), or
-/// null.
-static void *allocateBlock(zrt_context *ctx, int64_t rounded) {
-  DeviceRuntime *device = ctx->deviceRuntime.get();
-  return device ? device->allocate(rounded)
-                : std::aligned_alloc(kAlignment, rounded);
+  return std::max<int64_t>(kBufferAlignment, (bytes + kBufferAlignment - 1) /
+                                                 kBufferAlignment *
+                                                 kBufferAlignment);
 }
 
 static void charge(MemoryLedger &ledger, int32_t category, int64_t bytes) {
@@ -63,10 +54,10 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
   if (bytes < 0)
     fatal("zrt_alloc: negative size %lld bytes (category %s)", (long long)bytes,
           categoryName(category));
-  // aligned_alloc needs a multiple of the alignment; a zero-byte request
+  // The backend takes a multiple of the alignment; a zero-byte request
   // still gets a unique pointer so that zrt_free can find it.
   int64_t rounded = slotBytes(bytes);
-  void *ptr = rounded < bytes ? nullptr : allocateBlock(ctx, rounded);
+  void *ptr = rounded < bytes ? nullptr : ctx->runtime->allocate(rounded);
   if (!ptr) {
     std::lock_guard<std::mutex> lock(ctx->memoryMutex);
     fatal("zrt_alloc: out of memory allocating %lld bytes (category %s; "
@@ -74,8 +65,6 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
           (long long)bytes, categoryName(category),
           (long long)ctx->ledger.currentTotal);
   }
-  if (!ctx->deviceRuntime)
-    std::memset(ptr, 0, rounded);
   std::lock_guard<std::mutex> lock(ctx->memoryMutex);
   ctx->allocations[ptr] = {bytes, category};
   charge(ctx->ledger, category, bytes);
@@ -103,7 +92,7 @@ static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
                        int32_t category) {
   if (arena.base)
     return arena.base;
-  void *base = allocateBlock(ctx, slotBytes(arena.bytes));
+  void *base = ctx->runtime->allocateArena(slotBytes(arena.bytes));
   if (!base)
     fatal("zrt_alloc_in_arena: out of memory reserving the %s arena of %lld "
           "bytes (%lld bytes already allocated)",
@@ -116,13 +105,13 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
                                     int32_t category, int64_t offset) {
   checkCategory("zrt_alloc_in_arena", category);
   zrt_context::Arena &arena = ctx->arenas[category];
-  if (bytes < 0 || offset < 0 || offset % kAlignment ||
+  if (bytes < 0 || offset < 0 || offset % kBufferAlignment ||
       offset + bytes > arena.bytes)
     fatal("zrt_alloc_in_arena: %lld bytes at offset %lld are not inside the "
           "%s arena of %lld bytes (zrt_declare_arena), or the offset is not "
           "%lld-byte aligned: the program's memory plan is corrupt",
           (long long)bytes, (long long)offset, categoryName(category),
-          (long long)arena.bytes, (long long)kAlignment);
+          (long long)arena.bytes, (long long)kBufferAlignment);
   if (bytes % 2)
     fatal("zrt_alloc_in_arena: %lld bytes is no whole number of elements",
           (long long)bytes);
@@ -130,10 +119,10 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
   // Zero-filled, as zrt_alloc's memory: a packed bucket's padding relies
   // on it. On a device the fill is queued after every earlier kernel, so
   // the range's previous tenant is done with it.
-  if (ctx->device)
-    zrt_fill(ctx, ZRT_BF16, ptr, bytes / 2, 0.0f);
-  else
+  if (ctx->runtime->hostAddressable())
     std::memset(ptr, 0, bytes);
+  else
+    zrt_fill(ctx, ZRT_BF16, ptr, bytes / 2, 0.0f);
   std::lock_guard<std::mutex> lock(ctx->memoryMutex);
   zrt_context::Allocation &slot = ctx->allocations[ptr];
   if (slot.bytes || slot.inArena)
@@ -160,8 +149,5 @@ extern "C" void zrt_free(zrt_context *ctx, void *ptr) {
   ctx->allocations.erase(it);
   if (inArena)
     return; // The range goes back to the plan.
-  if (ctx->deviceRuntime)
-    ctx->deviceRuntime->release(ptr);
-  else
-    std::free(ptr);
+  ctx->runtime->release(ptr);
 }

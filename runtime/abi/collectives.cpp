@@ -1,0 +1,155 @@
+//===- collectives.cpp - The exported zrt_* collectives -------------------===//
+//
+// Every collective's arguments are checked, its bytes counted and its
+// padded staging allocated here, alike for every backend, so the ledger is
+// the same on all of them; then the context's transport (DeviceRuntime)
+// starts it: MPI on the CPU's communication thread (cpu/mpi_transport.h),
+// NCCL on a GPU's communication stream.
+//
+// Bytes moved are counted by zrt.h's zrt_traffic_elements, the formula the
+// compiler's --report predicts with: the ZeRO paper's data volume per rank
+// (an all-gather or a reduce-scatter the whole padded tensor, W*S elements as
+// MPI moves; an all-reduce twice its buffer). The count is by formula, also
+// at world size 1 where MPI moves nothing, and by the element size of the
+// dtype (bf16 tensors travel as 2-byte elements).
+//
+// Each collective is checked and counted when it starts, on the calling
+// thread, so a bad call is reported where it was made. The blocking forms
+// are a start and a wait, so that collectives of both forms keep one order
+// on every rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/check.h"
+#include "core/context.h"
+#include "core/dtype.h"
+
+#include <climits>
+
+using namespace zrt;
+
+namespace {
+
+void count(zrt_context *ctx, CollectiveKind kind, int64_t elements,
+           int64_t size) {
+  ctx->collectives.calls[kind] += 1;
+  ctx->collectives.bytes[kind] += elements * size;
+}
+
+/// MPI counts are int: refuse, by name, what would silently wrap.
+int mpiCount(const char *op, int64_t elements) {
+  if (elements < 0 || elements > INT_MAX)
+    fatal("%s: %lld elements do not fit in an MPI count", op,
+          (long long)elements);
+  return (int)elements;
+}
+
+/// A context without a communicator is only valid for a single rank, where
+/// a collective is a copy.
+void checkLocalSpan(zrt_context *ctx, const char *op) {
+  if (ctx->comm == MPI_COMM_NULL && ctx->worldSize != 1)
+    fatal("%s: a context without MPI cannot span %d ranks", op, ctx->worldSize);
+}
+
+void checkShards(const char *op, int64_t W, int64_t numel, int64_t shardNumel) {
+  if (numel < 0 || shardNumel < 0 || shardNumel * W < numel)
+    fatal("%s: %lld shards of %lld elements cannot hold %lld", op, (long long)W,
+          (long long)shardNumel, (long long)numel);
+}
+
+/// A padded collective's staging copy is allocated here, on the thread that
+/// starts it, and freed by its wait: its ledger charge spans exactly start to
+/// wait, whatever the communication thread's timing, so the peaks the
+/// compiler's --report predicts are the ones measured.
+void *stagingFor(zrt_context *ctx, int64_t numel, int64_t shardNumel,
+                 int64_t elementSize) {
+  int64_t padded = ctx->worldSize * shardNumel;
+  if (ctx->comm == MPI_COMM_NULL || numel >= padded)
+    return nullptr;
+  return zrt_alloc(ctx, padded * elementSize, ZRT_MEM_COMM);
+}
+
+/// The start of an all-gather or reduce-scatter: the checks and counts they
+/// share, their staging, then `start(staging, countedBytes)` on the
+/// transport.
+template <typename Start>
+int64_t startPadded(zrt_context *ctx, const char *op, CollectiveKind kind,
+                    int32_t dtype, int64_t numel, int64_t shardNumel,
+                    Start start) {
+  int64_t size = dtypeSize(op, dtype), W = ctx->worldSize;
+  checkShards(op, W, numel, shardNumel);
+  mpiCount(op, shardNumel);
+  mpiCount(op, W * shardNumel);
+  checkLocalSpan(ctx, op);
+  count(ctx, kind,
+        zrt_traffic_elements((zrt_collective)kind, numel, shardNumel, W),
+        size);
+  void *staging = stagingFor(ctx, numel, shardNumel, size);
+  int64_t handle = start(staging, W * shardNumel * size);
+  if (staging)
+    ctx->stagingByHandle[handle] = staging;
+  return handle;
+}
+
+} // namespace
+
+extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
+                                        const void *shard, void *full,
+                                        int64_t numel, int64_t shardNumel) {
+  return startPadded(ctx, "zrt_all_gather", AllGather, dtype, numel,
+                     shardNumel, [=](void *staging, int64_t counted) {
+                       return ctx->runtime->startAllGather(
+                           dtype, shard, full, numel, shardNumel, staging,
+                           counted);
+                     });
+}
+
+extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
+                                            const void *full, void *shard,
+                                            int64_t numel, int64_t shardNumel) {
+  return startPadded(ctx, "zrt_reduce_scatter", ReduceScatter, dtype, numel,
+                     shardNumel, [=](void *staging, int64_t counted) {
+                       return ctx->runtime->startReduceScatter(
+                           dtype, full, shard, numel, shardNumel, staging,
+                           counted);
+                     });
+}
+
+extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
+                                        const void *x, void *y, int64_t n) {
+  const char *op = "zrt_all_reduce";
+  int64_t size = dtypeSize(op, dtype);
+  mpiCount(op, n);
+  checkLocalSpan(ctx, op);
+  count(ctx, AllReduce,
+        zrt_traffic_elements(ZRT_ALL_REDUCE, n, n, ctx->worldSize), size);
+  return ctx->runtime->startAllReduce(dtype, x, y, n, 2 * n * size);
+}
+
+extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
+  ctx->runtime->wait(handle);
+  auto staging = ctx->stagingByHandle.find(handle);
+  if (staging != ctx->stagingByHandle.end()) {
+    zrt_free(ctx, staging->second);
+    ctx->stagingByHandle.erase(staging);
+  }
+}
+
+extern "C" void zrt_all_gather(zrt_context *ctx, int32_t dtype,
+                               const void *shard, void *full, int64_t numel,
+                               int64_t shardNumel) {
+  zrt_wait(ctx,
+           zrt_all_gather_start(ctx, dtype, shard, full, numel, shardNumel));
+}
+
+extern "C" void zrt_reduce_scatter(zrt_context *ctx, int32_t dtype,
+                                   const void *full, void *shard, int64_t numel,
+                                   int64_t shardNumel) {
+  zrt_wait(ctx, zrt_reduce_scatter_start(ctx, dtype, full, shard, numel,
+                                         shardNumel));
+}
+
+extern "C" void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x,
+                               void *y, int64_t n) {
+  zrt_wait(ctx, zrt_all_reduce_start(ctx, dtype, x, y, n));
+}

@@ -1,0 +1,54 @@
+//===- declare.cpp - zrt_declare_program, _micro_batches, _arg ------------===//
+//
+// What zero_program_describe declares: the program and its step arguments.
+// Declarations are only recorded here; the driver validates them all at once
+// after zero_program_describe returns (core/program.cpp), so that every rank
+// reaches the same verdict and can leave cleanly without MPI_Abort.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/check.h"
+#include "core/context.h"
+
+using namespace zrt;
+
+extern "C" void zrt_declare_program(zrt_context *ctx, int64_t abiVersion,
+                                    int64_t worldSize, int64_t stage,
+                                    int32_t task, int64_t globalBatch,
+                                    int64_t seqLen, int64_t numFeatures,
+                                    int64_t numClasses) {
+  if (ctx->program.declared)
+    fatal("zrt_declare_program called twice");
+  ctx->program = {true,   abiVersion,  worldSize,  stage,
+                  task,   globalBatch, seqLen,     numFeatures,
+                  numClasses, /*microBatches=*/1, /*hfConfig=*/""};
+}
+
+extern "C" void zrt_declare_micro_batches(zrt_context *ctx,
+                                          int64_t microBatches) {
+  // Checked with the rest of the declarations (program.cpp).
+  ctx->program.microBatches = microBatches;
+}
+
+extern "C" void zrt_declare_hf_config(zrt_context *ctx, const char *json) {
+  ctx->program.hfConfig = json ? json : "";
+}
+
+extern "C" void zrt_declare_arg(zrt_context *ctx, int64_t index,
+                                const char *name, int32_t role, int32_t dtype,
+                                int32_t rank, int64_t dim0, int64_t dim1,
+                                int64_t dim2, int64_t dim3, int32_t sharded,
+                                int32_t init, float initScale) {
+  // A corrupt index would make the vector below absurdly large.
+  if (index < 0 || index > 1000000)
+    fatal("zrt_declare_arg: argument index %lld is out of range",
+          (long long)index);
+  if (ctx->args.size() <= (size_t)index)
+    ctx->args.resize(index + 1);
+  ArgDesc &arg = ctx->args[index];
+  if (arg.declared)
+    fatal("zrt_declare_arg: argument %lld declared twice", (long long)index);
+  arg = {true,     name ? name : "",         role,         dtype,
+         rank,     {dim0, dim1, dim2, dim3}, sharded != 0, init,
+         initScale};
+}

@@ -1,0 +1,95 @@
+//===- backend.cpp - The CPU backend's runtime and registration -----------===//
+//
+// Host memory is the device: allocations are 64-byte aligned and
+// zero-filled as zrt_alloc promises (an arena's block is not filled: every
+// buffer placed in it is), host copies are memcpy, and a kernel has
+// finished when it returns, so synchronize() has nothing to wait for. The
+// core sees hostAddressable() and uses the buffers themselves, so nothing
+// here is on the path of a host access but a memcpy the core would make
+// anyway.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/backend.h"
+#include "core/context.h"
+#include "core/device.h"
+#include "cpu/kernels.h"
+#include "cpu/mpi_transport.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace zrt::cpu {
+
+namespace {
+
+class CpuRuntime final : public DeviceRuntime {
+public:
+  explicit CpuRuntime(zrt_context *ctx) : ctx(ctx) {}
+
+  void *allocate(int64_t bytes) override {
+    void *ptr = std::aligned_alloc(kBufferAlignment, bytes);
+    if (ptr)
+      std::memset(ptr, 0, bytes);
+    return ptr;
+  }
+  void *allocateArena(int64_t bytes) override {
+    return std::aligned_alloc(kBufferAlignment, bytes);
+  }
+  void release(void *ptr) override { std::free(ptr); }
+  bool hostAddressable() const override { return true; }
+  void copyToDevice(void *dst, const void *src, int64_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copyToHost(void *dst, const void *src, int64_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void synchronize() override {}
+  /// The driver writes the loss into host memory of its own (see
+  /// hostAddressable()); this is for a caller that asks all the same.
+  void *lossSlot() override { return &loss; }
+  std::vector<WorkspacePart> workspaceParts() const override { return {}; }
+
+  int64_t startAllGather(int32_t dtype, const void *shard, void *full,
+                         int64_t numel, int64_t shardNumel, void *staging,
+                         int64_t countedBytes) override {
+    return cpu::startAllGather(ctx, dtype, shard, full, numel, shardNumel,
+                               staging, countedBytes);
+  }
+  int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
+                             int64_t numel, int64_t shardNumel, void *staging,
+                             int64_t countedBytes) override {
+    return cpu::startReduceScatter(ctx, dtype, full, shard, numel, shardNumel,
+                                   staging, countedBytes);
+  }
+  int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
+                         int64_t countedBytes) override {
+    return cpu::startAllReduce(ctx, dtype, x, y, n, countedBytes);
+  }
+  void wait(int64_t handle) override { waitCollective(ctx, handle); }
+  std::vector<int64_t> unwaited() const override {
+    return unwaitedCollectives(ctx);
+  }
+
+private:
+  zrt_context *const ctx;
+  float loss = 0;
+};
+
+/// --device=cpu: every context is on the CPU until a device attaches it.
+std::string select(zrt_context *, bool, std::string &banner) {
+  banner = "device: cpu";
+  return "";
+}
+
+const BackendRegistration registration({"cpu", select});
+
+} // namespace
+
+void attach(zrt_context *ctx) {
+  ctx->kernels = &cpuKernels();
+  ctx->runtime = std::make_unique<CpuRuntime>(ctx);
+}
+
+} // namespace zrt::cpu

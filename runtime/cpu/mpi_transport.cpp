@@ -1,0 +1,211 @@
+//===- mpi_transport.cpp - The CPU backend's collectives over MPI ---------===//
+//
+// bf16 has no MPI datatype: it travels as MPI_UINT16_T, and sums use a
+// custom commutative MPI_Op that adds each pair of operands in float32 and
+// rounds back (as NCCL sums bf16).
+//
+// Each collective was checked and counted when it started, on the calling
+// thread (abi/collectives.cpp), so a bad call is reported where it was
+// made; the MPI work runs later on the context's communication thread
+// (comm_queue.h), in start order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/mpi_transport.h"
+#include "core/check.h"
+#include "core/context.h"
+#include "core/trace.h"
+#include "cpu/comm_queue.h"
+#include "cpu/dtype.h"
+
+#include <cstring>
+#include <functional>
+#include <vector>
+
+using namespace zrt;
+
+namespace {
+
+/// How one dtype travels: element size, MPI datatype and sum.
+struct Wire {
+  int64_t size;
+  MPI_Datatype type;
+  MPI_Op sum;
+};
+
+void bf16Sum(void *in, void *inout, int *len, MPI_Datatype *) {
+  const Bf16 *a = (const Bf16 *)in;
+  Bf16 *b = (Bf16 *)inout;
+  for (int i = 0; i < *len; ++i)
+    store(b, i, load(a, i) + load(b, i));
+}
+
+/// The bf16 sum, created on first use (on a communication thread; a static
+/// initialiser, so two contexts' threads cannot both create it) and kept for
+/// the life of the process (MPI frees user ops at MPI_Finalize).
+MPI_Op bf16SumOp() {
+  static MPI_Op op = [] {
+    MPI_Op created = MPI_OP_NULL;
+    ZRT_MPI_CHECK(MPI_Op_create(bf16Sum, /*commute=*/1, &created));
+    return created;
+  }();
+  return op;
+}
+
+/// The wire format of `dtype`; MPI objects are only asked for when MPI runs
+/// (a local context has no communicator and never reaches MPI), and only on
+/// the communication thread, since creating the bf16 op is an MPI call.
+Wire wireFor(zrt_context *ctx, const char *op, int32_t dtype) {
+  int64_t size = dtypeSize(op, dtype);
+  if (ctx->comm == MPI_COMM_NULL)
+    return {size, MPI_DATATYPE_NULL, MPI_OP_NULL};
+  if (dtype == ZRT_BF16)
+    return {size, MPI_UINT16_T, bf16SumOp()};
+  return {size, MPI_FLOAT, MPI_SUM};
+}
+
+/// --check-collectives: before a collective runs, every rank shows the
+/// others what it is about to run (kind, bytes, its number on the rank);
+/// the first difference stops the job, named by rank 0. Runs on the
+/// communication thread, in collective order, so the exchange itself cannot
+/// be overtaken by another collective.
+void checkSameCollective(zrt_context *ctx, CollectiveKind kind,
+                         int64_t tensorBytes, int64_t sequence) {
+  int64_t mine[3] = {int64_t(kind), tensorBytes, sequence};
+  std::vector<int64_t> all(3 * ctx->worldSize);
+  ZRT_MPI_CHECK(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T,
+                              ctx->comm));
+  for (int r = 1; r < ctx->worldSize; ++r) {
+    const int64_t *first = all.data(), *other = all.data() + 3 * r;
+    if (first[0] == other[0] && first[1] == other[1])
+      continue;
+    fatal("--check-collectives: the ranks diverge at collective %lld: rank 0 "
+          "runs %s of %lld bytes, rank %d %s of %lld bytes",
+          (long long)sequence, collectiveName(int(first[0])),
+          (long long)first[1], r, collectiveName(int(other[0])),
+          (long long)other[1]);
+  }
+}
+
+/// Hands `run` to the context's queue; `tensorBytes` labels the trace.
+int64_t startCollective(zrt_context *ctx, CollectiveKind kind,
+                        int64_t tensorBytes, int64_t countedBytes,
+                        std::function<void()> run) {
+  CommOp op;
+  if (ctx->checkCollectives && ctx->comm != MPI_COMM_NULL) {
+    int64_t sequence = ++ctx->collectivesStarted;
+    op.run = [ctx, kind, tensorBytes, sequence, run = std::move(run)] {
+      checkSameCollective(ctx, kind, tensorBytes, sequence);
+      run();
+    };
+  } else {
+    op.run = std::move(run);
+  }
+  op.countedBytes = countedBytes;
+  op.tracer = ctx->tracer.get();
+  if (op.tracer)
+    op.label = commLabel(collectiveName(kind), tensorBytes);
+  op.kind = collectiveName(kind);
+  op.tensorBytes = tensorBytes;
+  return ctx->commQueue->start(std::move(op));
+}
+
+//===--- The work, on the communication thread ----------------------------===//
+
+void runAllGather(zrt_context *ctx, int32_t dtype, const void *shard,
+                  void *full, int64_t numel, int64_t shardNumel,
+                  void *staging) {
+  const char *op = "zrt_all_gather";
+  Wire wire = wireFor(ctx, op, dtype);
+  int64_t W = ctx->worldSize;
+  if (ctx->comm == MPI_COMM_NULL) {
+    std::memmove(full, shard, numel * wire.size);
+    return;
+  }
+  // MPI writes W*S elements; full holds only numel, so a padded tensor is
+  // gathered into the staging buffer of the start and its prefix kept.
+  void *receive = staging ? staging : full;
+  (void)W;
+  int countPerRank = (int)shardNumel; // checked at start
+  ZRT_MPI_CHECK(MPI_Allgather(shard, countPerRank, wire.type, receive,
+                              countPerRank, wire.type, ctx->comm));
+  if (staging)
+    std::memcpy(full, staging, numel * wire.size);
+}
+
+void runReduceScatter(zrt_context *ctx, int32_t dtype, const void *full,
+                      void *shard, int64_t numel, int64_t shardNumel,
+                      void *staging) {
+  const char *op = "zrt_reduce_scatter";
+  Wire wire = wireFor(ctx, op, dtype);
+  int64_t W = ctx->worldSize;
+  if (ctx->comm == MPI_COMM_NULL) {
+    std::memmove(shard, full, numel * wire.size);
+    std::memset((char *)shard + numel * wire.size, 0,
+                (shardNumel - numel) * wire.size);
+    return;
+  }
+  // MPI reads W*S elements; when the tensor is shorter, reduce a zero-padded
+  // copy in the staging buffer of the start rather than read past it.
+  const void *send = full;
+  (void)W;
+  if (staging) {
+    std::memcpy(staging, full, numel * wire.size);
+    send = staging;
+  }
+  ZRT_MPI_CHECK(MPI_Reduce_scatter_block(send, shard, (int)shardNumel,
+                                         wire.type, wire.sum, ctx->comm));
+}
+
+void runAllReduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
+                  int64_t n) {
+  Wire wire = wireFor(ctx, "zrt_all_reduce", dtype);
+  if (ctx->comm == MPI_COMM_NULL) {
+    if (n > 0 && x != y)
+      std::memmove(y, x, n * wire.size);
+    return;
+  }
+  const void *send = x == y ? MPI_IN_PLACE : x;
+  ZRT_MPI_CHECK(MPI_Allreduce(send, y, (int)n, wire.type, wire.sum, ctx->comm));
+}
+
+} // namespace
+
+//===--- The transport ----------------------------------------------------===//
+
+int64_t zrt::cpu::startAllGather(zrt_context *ctx, int32_t dtype,
+                                 const void *shard, void *full, int64_t numel,
+                                 int64_t shardNumel, void *staging,
+                                 int64_t countedBytes) {
+  int64_t bytes =
+      ctx->worldSize * shardNumel * dtypeSize("zrt_all_gather", dtype);
+  return startCollective(ctx, AllGather, bytes, countedBytes, [=] {
+    runAllGather(ctx, dtype, shard, full, numel, shardNumel, staging);
+  });
+}
+
+int64_t zrt::cpu::startReduceScatter(zrt_context *ctx, int32_t dtype,
+                                     const void *full, void *shard,
+                                     int64_t numel, int64_t shardNumel,
+                                     void *staging, int64_t countedBytes) {
+  int64_t bytes =
+      ctx->worldSize * shardNumel * dtypeSize("zrt_reduce_scatter", dtype);
+  return startCollective(ctx, ReduceScatter, bytes, countedBytes, [=] {
+    runReduceScatter(ctx, dtype, full, shard, numel, shardNumel, staging);
+  });
+}
+
+int64_t zrt::cpu::startAllReduce(zrt_context *ctx, int32_t dtype, const void *x,
+                                 void *y, int64_t n, int64_t countedBytes) {
+  int64_t bytes = n * dtypeSize("zrt_all_reduce", dtype);
+  return startCollective(ctx, AllReduce, bytes, countedBytes,
+                         [=] { runAllReduce(ctx, dtype, x, y, n); });
+}
+
+void zrt::cpu::waitCollective(zrt_context *ctx, int64_t handle) {
+  ctx->commQueue->wait(handle, ctx->tracer.get());
+}
+
+std::vector<int64_t> zrt::cpu::unwaitedCollectives(const zrt_context *ctx) {
+  return ctx->commQueue->unwaited();
+}
