@@ -24,9 +24,9 @@ namespace zrt::cpu {
 
 namespace {
 
-class CpuRuntime final : public DeviceRuntime {
+class CpuRuntime final : public MpiTransportRuntime {
 public:
-  explicit CpuRuntime(zrt_context *ctx) : ctx(ctx) {}
+  using MpiTransportRuntime::MpiTransportRuntime;
 
   void *allocate(int64_t bytes) override {
     void *ptr = std::aligned_alloc(kBufferAlignment, bytes);
@@ -51,29 +51,7 @@ public:
   void *lossSlot() override { return &loss; }
   std::vector<WorkspacePart> workspaceParts() const override { return {}; }
 
-  int64_t startAllGather(int32_t dtype, const void *shard, void *full,
-                         int64_t numel, int64_t shardNumel, void *staging,
-                         int64_t countedBytes) override {
-    return cpu::startAllGather(ctx, dtype, shard, full, numel, shardNumel,
-                               staging, countedBytes);
-  }
-  int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
-                             int64_t numel, int64_t shardNumel, void *staging,
-                             int64_t countedBytes) override {
-    return cpu::startReduceScatter(ctx, dtype, full, shard, numel, shardNumel,
-                                   staging, countedBytes);
-  }
-  int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
-                         int64_t countedBytes) override {
-    return cpu::startAllReduce(ctx, dtype, x, y, n, countedBytes);
-  }
-  void wait(int64_t handle) override { waitCollective(ctx, handle); }
-  std::vector<int64_t> unwaited() const override {
-    return unwaitedCollectives(ctx);
-  }
-
 private:
-  zrt_context *const ctx;
   float loss = 0;
 };
 

@@ -12,6 +12,7 @@
 #ifndef ZRT_CPU_MPI_TRANSPORT_H
 #define ZRT_CPU_MPI_TRANSPORT_H
 
+#include "core/device.h"
 #include "zero/zrt.h"
 
 #include <cstdint>
@@ -36,6 +37,38 @@ void waitCollective(zrt_context *ctx, int64_t handle);
 
 /// DeviceRuntime::unwaited.
 std::vector<int64_t> unwaitedCollectives(const zrt_context *ctx);
+
+/// The transport half of a DeviceRuntime whose memory is the host's: the
+/// CPU backend's and the emulated CUDA device's runtimes derive from it and
+/// add their memory, copies and synchronisation.
+class MpiTransportRuntime : public DeviceRuntime {
+public:
+  explicit MpiTransportRuntime(zrt_context *ctx) : ctx(ctx) {}
+
+  int64_t startAllGather(int32_t dtype, const void *shard, void *full,
+                         int64_t numel, int64_t shardNumel, void *staging,
+                         int64_t countedBytes) override {
+    return cpu::startAllGather(ctx, dtype, shard, full, numel, shardNumel,
+                               staging, countedBytes);
+  }
+  int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
+                             int64_t numel, int64_t shardNumel, void *staging,
+                             int64_t countedBytes) override {
+    return cpu::startReduceScatter(ctx, dtype, full, shard, numel, shardNumel,
+                                   staging, countedBytes);
+  }
+  int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
+                         int64_t countedBytes) override {
+    return cpu::startAllReduce(ctx, dtype, x, y, n, countedBytes);
+  }
+  void wait(int64_t handle) override { waitCollective(ctx, handle); }
+  std::vector<int64_t> unwaited() const override {
+    return unwaitedCollectives(ctx);
+  }
+
+protected:
+  zrt_context *ctx;
+};
 
 } // namespace zrt::cpu
 

@@ -23,9 +23,13 @@ namespace {
 
 /// Host memory standing in for device memory, the slot the kernels record
 /// data errors in, the context's scratch and an (emulated) cuBLASLt handle.
-class EmulatedRuntime : public DeviceRuntime {
+// The memory is the host's and the kernels are done when they return, so
+// the CPU backend's transport (MPI) runs the collectives.
+class EmulatedRuntime : public cpu::MpiTransportRuntime {
 public:
-  explicit EmulatedRuntime(zrt_context *ctx) : ctx(ctx) { cublasLtCreate(&lt); }
+  explicit EmulatedRuntime(zrt_context *ctx) : MpiTransportRuntime(ctx) {
+    cublasLtCreate(&lt);
+  }
   ~EmulatedRuntime() override {
     cublasLtDestroy(lt);
     if (scratch)
@@ -55,28 +59,6 @@ public:
     return {{"attention statistics", (int64_t)scratchBytes}};
   }
 
-  // The memory is the host's and the kernels are done when they return, so
-  // the CPU backend's transport (MPI) runs the collectives.
-  int64_t startAllGather(int32_t dtype, const void *shard, void *full,
-                         int64_t numel, int64_t shardNumel, void *staging,
-                         int64_t countedBytes) override {
-    return cpu::startAllGather(ctx, dtype, shard, full, numel, shardNumel,
-                               staging, countedBytes);
-  }
-  int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
-                             int64_t numel, int64_t shardNumel, void *staging,
-                             int64_t countedBytes) override {
-    return cpu::startReduceScatter(ctx, dtype, full, shard, numel, shardNumel,
-                                   staging, countedBytes);
-  }
-  int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
-                         int64_t countedBytes) override {
-    return cpu::startAllReduce(ctx, dtype, x, y, n, countedBytes);
-  }
-  void wait(int64_t handle) override { cpu::waitCollective(ctx, handle); }
-  std::vector<int64_t> unwaited() const override {
-    return cpu::unwaitedCollectives(ctx);
-  }
 
   /// CudaRuntime::kernelScratch: grown, never shrunk.
   void *contextScratch(size_t bytes) {
@@ -94,7 +76,6 @@ public:
   cublasLtHandle_t lt = nullptr;
 
 private:
-  zrt_context *const ctx;
   float loss = 0;
   void *scratch = nullptr;
   size_t scratchBytes = 0;
