@@ -5,6 +5,7 @@
 #include "core/check.h"
 #include "core/convert.h"
 #include "core/device.h"
+#include "core/files.h"
 #include "core/program.h"
 #include "core/safetensors.h"
 #include "core/tokens.h"
@@ -275,17 +276,8 @@ static void finish(Writer &writer) {
     unlink(writer.temporary.c_str());
     return;
   }
-  // The rename is only durable once the directory is synced; a filesystem
-  // that cannot sync directories has still renamed, so this is best effort.
-  size_t slash = writer.path.rfind('/');
-  std::string dir = slash == std::string::npos ? "."
-                    : slash == 0               ? "/"
-                                               : writer.path.substr(0, slash);
-  int dirFd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirFd >= 0) {
-    fsync(dirFd);
-    close(dirFd);
-  }
+  // The rename is only durable once the directory is synced.
+  syncDirectoryOf(writer.path);
 }
 
 std::string exportHuggingFace(zrt_context *ctx,
@@ -299,22 +291,8 @@ std::string exportHuggingFace(zrt_context *ctx,
     error = saveParams(ctx, buffers, dir + "/model.safetensors");
   if (!error.empty())
     return error;
-  if (ctx->rank == 0) {
-    Writer writer;
-    writer.path = dir + "/config.json";
-    writer.temporary = writer.path + ".tmp";
-    errno = 0;
-    writer.fd = open(writer.temporary.c_str(),
-                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (writer.fd < 0) {
-      writer.fail("cannot create '" + writer.temporary + "'");
-    } else {
-      const std::string &text = ctx->program.hfConfig;
-      writer.write(0, text.data(), text.size());
-      finish(writer);
-    }
-    error = writer.error;
-  }
+  if (ctx->rank == 0)
+    error = writeFileAtomically(dir + "/config.json", ctx->program.hfConfig);
   return agreeOnError(ctx, error);
 }
 

@@ -4,6 +4,11 @@
 
 #include <cstring>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define ZRT_SHA256_X86 1
+#endif
+
 using namespace zrt;
 
 static const uint32_t kRound[64] = {
@@ -21,11 +26,8 @@ static const uint32_t kRound[64] = {
 
 static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-Sha256::Sha256()
-    : h{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
-        0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
-
-void Sha256::block(const unsigned char *p) {
+/// One block by the portable code.
+static void portableBlock(std::array<uint32_t, 8> &h, const unsigned char *p) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i)
     w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
@@ -55,6 +57,80 @@ void Sha256::block(const unsigned char *p) {
   h[4] += e, h[5] += f, h[6] += g, h[7] += k;
 }
 
+#ifdef ZRT_SHA256_X86
+/// Blocks by the SHA extensions. The state is kept as the two vectors the
+/// instructions take (ABEF and CDGH); each group of four rounds adds the
+/// round constants to four message words, runs two double rounds, and
+/// extends the message schedule four words ahead (sha256msg1/msg2).
+__attribute__((target("sha,sse4.1"))) static void
+hardwareBlocks(std::array<uint32_t, 8> &h, const unsigned char *p,
+               size_t count) {
+  const __m128i byteSwap =
+      _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i tmp = _mm_loadu_si128((const __m128i *)&h[0]);
+  __m128i state1 = _mm_loadu_si128((const __m128i *)&h[4]);
+  tmp = _mm_shuffle_epi32(tmp, 0xB1);             // CDAB
+  state1 = _mm_shuffle_epi32(state1, 0x1B);       // EFGH
+  __m128i state0 = _mm_alignr_epi8(tmp, state1, 8); // ABEF
+  state1 = _mm_blend_epi16(state1, tmp, 0xF0);    // CDGH
+  for (; count; --count, p += 64) {
+    __m128i savedAbef = state0, savedCdgh = state1;
+    __m128i w[4];
+    for (int g = 0; g < 16; ++g) {
+      __m128i &current = w[g % 4];
+      if (g < 4)
+        current = _mm_shuffle_epi8(
+            _mm_loadu_si128((const __m128i *)(p + 16 * g)), byteSwap);
+      __m128i msg = _mm_add_epi32(
+          current, _mm_loadu_si128((const __m128i *)&kRound[4 * g]));
+      state1 = _mm_sha256rnds2_epu32(state1, state0, msg);
+      if (g >= 3 && g <= 14) {
+        __m128i &next = w[(g + 1) % 4];
+        next = _mm_add_epi32(next,
+                             _mm_alignr_epi8(current, w[(g + 3) % 4], 4));
+        next = _mm_sha256msg2_epu32(next, current);
+      }
+      msg = _mm_shuffle_epi32(msg, 0x0E);
+      state0 = _mm_sha256rnds2_epu32(state0, state1, msg);
+      if (g >= 1 && g <= 12)
+        w[(g + 3) % 4] = _mm_sha256msg1_epu32(w[(g + 3) % 4], current);
+    }
+    state0 = _mm_add_epi32(state0, savedAbef);
+    state1 = _mm_add_epi32(state1, savedCdgh);
+  }
+  tmp = _mm_shuffle_epi32(state0, 0x1B);          // FEBA
+  state1 = _mm_shuffle_epi32(state1, 0xB1);       // DCHG
+  state0 = _mm_blend_epi16(tmp, state1, 0xF0);    // DCBA
+  state1 = _mm_alignr_epi8(state1, tmp, 8);       // ABEF
+  _mm_storeu_si128((__m128i *)&h[0], state0);
+  _mm_storeu_si128((__m128i *)&h[4], state1);
+}
+#endif
+
+bool Sha256::hardwareAvailable() {
+#ifdef ZRT_SHA256_X86
+  static const bool available = __builtin_cpu_supports("sha") &&
+                                __builtin_cpu_supports("sse4.1");
+  return available;
+#else
+  return false;
+#endif
+}
+
+Sha256::Sha256(bool allowHardware)
+    : h{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
+        0x9b05688c, 0x1f83d9ab, 0x5be0cd19},
+      useHardware(allowHardware && hardwareAvailable()) {}
+
+void Sha256::blocks(const unsigned char *p, size_t count) {
+#ifdef ZRT_SHA256_X86
+  if (useHardware)
+    return hardwareBlocks(h, p, count);
+#endif
+  for (; count; --count, p += 64)
+    portableBlock(h, p);
+}
+
 void Sha256::update(const void *data, size_t bytes) {
   const unsigned char *p = (const unsigned char *)data;
   totalBytes += bytes;
@@ -66,11 +142,12 @@ void Sha256::update(const void *data, size_t bytes) {
     bytes -= take;
     if (buffered < sizeof(buffer))
       return;
-    block(buffer);
+    blocks(buffer, 1);
     buffered = 0;
   }
-  for (; bytes >= 64; p += 64, bytes -= 64)
-    block(p);
+  blocks(p, bytes / 64);
+  p += bytes / 64 * 64;
+  bytes %= 64;
   std::memcpy(buffer, p, bytes);
   buffered = bytes;
 }

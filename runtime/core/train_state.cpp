@@ -12,6 +12,7 @@
 #include "core/agree.h"
 #include "core/check.h"
 #include "core/device.h"
+#include "core/files.h"
 #include "core/json.h"
 #include "core/program.h"
 #include "core/safetensors.h"
@@ -79,25 +80,6 @@ std::string modelHash(const zrt_context *ctx) {
   return hex;
 }
 
-std::string errnoText() { return std::strerror(errno ? errno : EIO); }
-
-bool exists(const std::string &path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
-
-/// Makes `path` and its parents; "" or the error.
-std::string makeDirs(const std::string &path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    std::string prefix = path.substr(0, slash);
-    if (!prefix.empty() && mkdir(prefix.c_str(), 0755) != 0 &&
-        errno != EEXIST)
-      return "cannot create directory '" + prefix + "': " + errnoText();
-    if (slash == std::string::npos)
-      return "";
-  }
-}
-
 /// Removes a checkpoint directory and the files in it (it has no
 /// subdirectories).
 void removeTree(const std::string &dir) {
@@ -110,16 +92,6 @@ void removeTree(const std::string &dir) {
     closedir(d);
   }
   rmdir(dir.c_str());
-}
-
-/// fsync of a directory, so that a rename in it is durable; best effort on
-/// filesystems that cannot sync directories.
-void syncDir(const std::string &dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
 }
 
 /// Tests of a full disk: ZRT_TEST_DISK_BYTES=N makes every checkpoint file
@@ -292,21 +264,6 @@ std::string indexText(const zrt_context *ctx, const TrainPosition &position,
   return text + "  }\n}\n";
 }
 
-/// Writes `text` to `path` through a temporary file and a rename.
-std::string writeAtomically(const std::string &path, const std::string &text) {
-  HashedWriter file;
-  file.path = path + ".tmp";
-  if (!file.open())
-    return file.error;
-  file.write(text.data(), text.size());
-  file.finish();
-  if (file.error.empty() && rename(file.path.c_str(), path.c_str()) != 0)
-    file.error = "renaming '" + file.path + "' failed: " + errnoText();
-  if (!file.error.empty())
-    unlink(file.path.c_str());
-  return file.error;
-}
-
 /// The complete checkpoints in `dir`, oldest first.
 std::vector<std::string> completeCheckpoints(const std::string &dir) {
   std::vector<std::string> names;
@@ -314,7 +271,7 @@ std::vector<std::string> completeCheckpoints(const std::string &dir) {
     while (dirent *entry = readdir(d)) {
       std::string name = entry->d_name;
       if (name.rfind("step-", 0) == 0 && name.find('.') == std::string::npos &&
-          exists(dir + "/" + name + "/index.json"))
+          pathExists(dir + "/" + name + "/index.json"))
         names.push_back(name);
     }
     closedir(d);
@@ -327,15 +284,14 @@ std::vector<std::string> completeCheckpoints(const std::string &dir) {
 /// the checkpoint whole, `latest`, and pruning to `keep`.
 std::string publish(const std::string &dir, const std::string &temporary,
                     const std::string &index, int64_t step, int64_t keep) {
-  std::string error = writeAtomically(temporary + "/index.json", index);
+  std::string error = writeFileAtomically(temporary + "/index.json", index);
   if (!error.empty())
     return error;
-  syncDir(temporary);
   std::string final = dir + "/" + stepDirName(step);
   // A checkpoint of the same step from an earlier run is replaced only once
   // the new one is complete.
   std::string previous = final + ".old";
-  if (exists(final)) {
+  if (pathExists(final)) {
     removeTree(previous);
     if (rename(final.c_str(), previous.c_str()) != 0)
       return "cannot move '" + final + "' aside: " + errnoText();
@@ -343,12 +299,11 @@ std::string publish(const std::string &dir, const std::string &temporary,
   if (rename(temporary.c_str(), final.c_str()) != 0)
     return "cannot rename '" + temporary + "' to '" + final +
            "': " + errnoText();
-  syncDir(dir);
+  syncDirectory(dir);
   removeTree(previous);
-  error = writeAtomically(dir + "/latest", stepDirName(step) + "\n");
+  error = writeFileAtomically(dir + "/latest", stepDirName(step) + "\n");
   if (!error.empty())
     return error;
-  syncDir(dir);
   if (keep > 0) {
     std::vector<std::string> complete = completeCheckpoints(dir);
     for (size_t i = 0; i + keep < complete.size(); ++i)
@@ -372,7 +327,7 @@ std::string saveTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
   void (*previous)(int) = std::signal(SIGXFSZ, SIG_IGN);
   std::string error;
   if (ctx->rank == 0) {
-    error = makeDirs(dir);
+    error = makeDirectories(dir);
     if (error.empty()) {
       removeTree(temporary); // what a crashed save left
       if (mkdir(temporary.c_str(), 0755) != 0)
@@ -407,7 +362,7 @@ std::string saveTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
 }
 
 bool hasCheckpoint(const std::string &dir) {
-  return exists(dir + "/latest") || exists(dir + "/index.json");
+  return pathExists(dir + "/latest") || pathExists(dir + "/index.json");
 }
 
 //===----------------------------------------------------------------------===//
@@ -436,16 +391,16 @@ std::string readFile(const std::string &path, std::string &out) {
 /// The checkpoint directory `path` names: itself, or what its `latest`
 /// names.
 std::string resolve(const std::string &path, std::string &dir) {
-  if (exists(path + "/index.json")) {
+  if (pathExists(path + "/index.json")) {
     dir = path;
     return "";
   }
-  if (!exists(path + "/latest")) {
-    if (exists(path) && path.size() > 4 &&
+  if (!pathExists(path + "/latest")) {
+    if (pathExists(path) && path.size() > 4 &&
         path.compare(path.size() - 4, 4, ".tmp") == 0)
       return "'" + path + "' is an incomplete checkpoint (a save that did "
              "not finish: it has no index.json)";
-    return exists(path) ? "'" + path + "' holds no checkpoint (neither an "
+    return pathExists(path) ? "'" + path + "' holds no checkpoint (neither an "
                           "index.json nor a 'latest' file)"
                         : "cannot resume from '" + path +
                               "': no such directory";
@@ -458,7 +413,7 @@ std::string resolve(const std::string &path, std::string &dir) {
   if (latest.empty() || latest.find('/') != std::string::npos)
     return "'" + path + "/latest' does not name a checkpoint";
   dir = path + "/" + latest;
-  if (!exists(dir + "/index.json"))
+  if (!pathExists(dir + "/index.json"))
     return "'" + dir + "' (named by '" + path +
            "/latest') is not a complete checkpoint: it has no index.json";
   return "";
