@@ -78,6 +78,13 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
                      "epilogue on the GPU, the same kernels in sequence on "
                      "the CPU (default true)"),
       llvm::cl::init(true)};
+  Option<std::string> memoryLimit{
+      *this, "memory-limit",
+      llvm::cl::desc("Refuse, before anything runs, a configuration whose "
+                     "predicted peak memory per rank is over this many bytes "
+                     "(80GiB, 40GB, 1.5e9, ...), naming its largest category "
+                     "and the stage and world size that would fit"),
+      llvm::cl::value_desc("bytes")};
   Option<bool> stopAtZrt{
       *this, "stop-at-zrt",
       llvm::cl::desc("Stop at the planned zrt program (what zero-report "

@@ -339,6 +339,28 @@ def Report : Pass<"zero-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def CheckMemoryLimit : Pass<"zero-check-memory-limit", "::mlir::ModuleOp"> {
+  let summary = "Refuses a program whose predicted peak memory per rank is "
+                "over a limit";
+  let description = [{
+    Input: the zrt program (planned or not). Replays it as `zero-report`
+    does (passes/MemoryPrediction.h: the peak the runtime's ledger will
+    measure, every category together) and fails with an error naming the
+    peak, the limit, and the largest category with every category's bytes,
+    when the peak is over `limit`; so a configuration that cannot fit is
+    refused before anything runs. The limit is bytes with an optional unit
+    (`80GiB`, `40GB`, `512MiB`, `1.5e9`). The CUDA backend's workspace
+    (`zero-report`'s "runtime workspace") comes on top of the categories and
+    is not counted. `zero-opt --memory-limit=BYTES` adds this pass to the
+    stage pipeline and, when it fails, names the stage and world size that
+    would fit. The IR is not changed.
+  }];
+  let options = [
+    Option<"limit", "limit", "std::string", "\"\"",
+           "The most bytes a rank may use (80GiB, 40GB, 1.5e9, ...)">,
+  ];
+}
+
 def LowerZrtToCalls : Pass<"zero-lower-zrt-to-calls", "::mlir::ModuleOp"> {
   let summary = "Turns every zrt op into the call of its zrt_* function";
   let description = [{

@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - the ZeRO stage pipelines, built in one place -------===//
 #include "passes/Passes.h"
+#include "passes/MemoryPrediction.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
@@ -36,6 +37,10 @@ std::string StageOptions::check() const {
   else if (llvm::is_contained(keepGatheredUnits, "all") &&
            keepGatheredUnits.size() > 1)
     os << "--keep-gathered=all already names every unit; do not list others";
+  else if (!memoryLimit.empty() && !parseByteSize(memoryLimit))
+    os << "--memory-limit=" << memoryLimit
+       << " is not a byte count; give bytes, with a unit if you like "
+          "(80GiB, 40GB, 512MiB, 1.5e9)";
   return problem;
 }
 
@@ -64,6 +69,8 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
                                       /*maxInflightReductions=*/1}));
   pm.addPass(createLowerToRuntime());
   pm.addPass(createPlanMemory());
+  if (!options.memoryLimit.empty())
+    pm.addPass(createCheckMemoryLimit({options.memoryLimit}));
   if (options.stopAtZrt)
     return;
   pm.addPass(createLowerZrtToCalls());

@@ -12,6 +12,7 @@
 #include "lib/Codegen/Codegen.h"
 #include "lib/Frontend/MLPModel.h"
 #include "lib/Frontend/TransformerModel.h"
+#include "passes/MemoryPrediction.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -26,6 +27,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -138,6 +140,14 @@ public:
     });
   }
 
+  /// The last value given to the flag of option `name`, else `otherwise`.
+  std::string value(StringRef name, StringRef otherwise = "") const {
+    for (const auto &flag : flags)
+      if (flag->values->ArgStr == name && !flag->values->empty())
+        return (*flag->values)[flag->values->size() - 1];
+    return otherwise.str();
+  }
+
   /// Whether the flag of option `name` was given.
   bool given(StringRef name) const {
     for (const auto &flag : flags)
@@ -146,10 +156,9 @@ public:
     return false;
   }
 
-  /// The options the flags set, checked, as `zero-stage-pipeline{...}` with
-  /// every option's value; with `stopAtZrt` the pipeline stops at the zrt
-  /// program.
-  FailureOr<std::string> pipelineText(bool stopAtZrt) {
+  /// The options the flags set, as the `name=value ...` text StageOptions
+  /// parses; unchecked.
+  std::string optionsText() const {
     std::string given;
     llvm::raw_string_ostream text(given);
     for (const auto &flag : flags) {
@@ -164,6 +173,14 @@ public:
       text << " " << values.ArgStr << "="
            << (flag->isList ? "{" + value + "}" : value);
     }
+    return given;
+  }
+
+  /// The options the flags set, checked, as `zero-stage-pipeline{...}` with
+  /// every option's value; with `stopAtZrt` the pipeline stops at the zrt
+  /// program.
+  FailureOr<std::string> pipelineText(bool stopAtZrt) {
+    std::string given = optionsText();
     zero::StageOptions parsed;
     if (failed(parsed.parseFromString(given))) {
       fail("cannot read the pipeline flags:" + given);
@@ -355,6 +372,90 @@ std::unique_ptr<llvm::MemoryBuffer> loadInput(StringRef inputFilename,
   return llvm::MemoryBuffer::getMemBufferCopy(text, "<" + source + ">");
 }
 
+/// The predicted peak memory per rank of `input` compiled by the stage
+/// pipeline with `options` (StageOptions text), or nullopt when that
+/// configuration does not compile (a world size that does not divide the
+/// batch, say).
+std::optional<int64_t> predictedPeak(StringRef input, StringRef options,
+                                     DialectRegistry &registry) {
+  MLIRContext ctx(registry);
+  ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
+  zero::StageOptions parsed;
+  if (failed(parsed.parseFromString(options)) || !parsed.check().empty())
+    return std::nullopt;
+  parsed.stopAtZrt = true;
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(input, &ctx);
+  if (!module)
+    return std::nullopt;
+  PassManager pm(&ctx);
+  zero::buildStagePipeline(pm, parsed);
+  if (failed(pm.run(*module)))
+    return std::nullopt;
+  FailureOr<zero::RankPrediction> prediction = zero::predictRank(*module, "zero-opt");
+  if (failed(prediction))
+    return std::nullopt;
+  return prediction->ledger.peakTotal;
+}
+
+/// After --memory-limit refused the configuration: the smallest world size,
+/// and at it the smallest stage, whose predicted peak fits, as a note.
+void suggestFittingConfiguration(StringRef input, DialectRegistry &registry) {
+  std::optional<int64_t> limit =
+      zero::parseByteSize(stageFlags().value("memory-limit"));
+  // The flags the search sets itself are dropped from the given ones;
+  // --keep-gathered applies to stage 3 only.
+  std::string given = stageFlags().optionsText(), others, keepGathered;
+  for (StringRef option : llvm::split(given, ' ')) {
+    StringRef name = option.split('=').first;
+    if (name == "keep-gathered")
+      keepGathered = " " + option.str();
+    else if (!option.empty() && name != "stage" && name != "world-size" &&
+             name != "memory-limit")
+      others += " " + option.str();
+  }
+  auto candidate = [&](int64_t stage, int64_t worldSize) {
+    return predictedPeak(input,
+                         llvm::formatv("stage={0} world-size={1}{2}{3}",
+                                       stage, worldSize, others,
+                                       stage == 3 ? keepGathered : "")
+                             .str(),
+                         registry);
+  };
+  int64_t stage0 = 0, world0 = 1;
+  if (StringRef(stageFlags().value("stage", "0")).getAsInteger(10, stage0) ||
+      StringRef(stageFlags().value("world-size", "1"))
+          .getAsInteger(10, world0))
+    return;
+  std::optional<int64_t> now = candidate(stage0, world0);
+  if (!limit || !now || *now <= *limit)
+    return; // Refused for another reason.
+  constexpr int64_t kLargestWorldSize = 1024;
+  for (int64_t world = world0; world <= kLargestWorldSize; ++world) {
+    for (int64_t stage = world == world0 ? stage0 + 1 : stage0; stage <= 3;
+         ++stage) {
+      std::optional<int64_t> peak = candidate(stage, world);
+      if (!peak)
+        break; // This world size does not compile at any stage.
+      if (*peak > *limit)
+        continue;
+      llvm::errs() << llvm::formatv(
+          "zero-opt: note: the smallest configuration that fits: "
+          "--stage={0} --world-size={1} (predicted peak {2} bytes per "
+          "rank)\n",
+          stage, world, *peak);
+      return;
+    }
+  }
+  llvm::errs() << "zero-opt: note: "
+               << (stage0 == 3 ? std::string("stage 3 does not fit")
+                               : llvm::formatv("no stage from {0} to 3 fits",
+                                               stage0)
+                                     .str())
+               << " on up to " << kLargestWorldSize
+               << " ranks with this batch; a smaller --batch or --seq-len "
+                  "lowers the activations\n";
+}
+
 /// Runs the configured passes on the input, then translates, compiles or
 /// links it: the part of the work MlirOptMain does not do.
 LogicalResult compileBeyondMLIR(std::unique_ptr<llvm::MemoryBuffer> input,
@@ -464,6 +565,14 @@ int main(int argc, char **argv) {
       loadInput(inputFilename, registry);
   if (!input)
     return 1;
+  // What --memory-limit's search compiles again when the limit refuses.
+  std::string inputText =
+      stageFlags().given("memory-limit") ? input->getBuffer().str() : "";
+  auto refused = [&] {
+    if (!inputText.empty())
+      suggestFittingConfiguration(inputText, registry);
+    return 1;
+  };
 
   EmitKind kind = report.getNumOccurrences() ? EmitKind::Report
                                              : resolveEmitKind(outputFilename);
@@ -473,7 +582,7 @@ int main(int argc, char **argv) {
     if (!output)
       return fail(error);
     if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
-      return 1;
+      return refused();
     output->keep();
     return 0;
   }
@@ -486,6 +595,6 @@ int main(int argc, char **argv) {
     return fail("--emit=obj and --emit=exe need an output file (-o NAME)");
   return failed(compileBeyondMLIR(std::move(input), registry, config, kind,
                                   outputFilename))
-             ? 1
+             ? refused()
              : 0;
 }

@@ -1,0 +1,175 @@
+//===- MemoryPrediction.cpp - each rank's predicted memory and traffic ----===//
+#include "passes/MemoryPrediction.h"
+#include "dialects/zero/ZeroDialect.h"
+#include "dialects/zrt/ZrtDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace zero {
+
+const char *const kMemoryCategoryNames[ZRT_MEM_NUM_CATEGORIES] = {
+    "param", "grad", "optimizer", "activation", "comm", "data"};
+const char *const kCollectiveKindNames[kNumCollectiveKinds] = {
+    "all_gather", "reduce_scatter", "all_reduce"};
+
+void MemoryLedger::allocate(int32_t category, int64_t size) {
+  current[category] += size;
+  currentTotal += size;
+  peak[category] = std::max(peak[category], current[category]);
+  peakTotal = std::max(peakTotal, currentTotal);
+}
+
+void MemoryLedger::release(int32_t category, int64_t size) {
+  current[category] -= size;
+  currentTotal -= size;
+}
+
+int32_t MemoryLedger::largestCategory() const {
+  return int32_t(std::max_element(peak.begin(), peak.end()) - peak.begin());
+}
+
+namespace {
+
+/// The argument buffers the runtime allocates before the first step.
+void replayDescribe(func::FuncOp describe, MemoryLedger &ledger,
+                    ProgramFacts &facts) {
+  describe.walk([&](Operation *op) {
+    if (auto program = dyn_cast<zrt::DeclareProgramOp>(op)) {
+      facts.worldSize = program.getWorldSize();
+      facts.stage = program.getStage();
+    } else if (auto micro = dyn_cast<zrt::DeclareMicroBatchesOp>(op)) {
+      facts.microBatches = micro.getMicroBatches();
+    } else if (auto arg = dyn_cast<zrt::DeclareArgOp>(op)) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      int64_t numel = type.getNumElements();
+      zrt::Role role = arg.getRole();
+      bool isInt = role == zrt::Role::Labels || role == zrt::Role::Tokens ||
+                   role == zrt::Role::Targets || role == zrt::Role::Positions;
+      int64_t size = isInt ? 4 : (type.getElementType().isBF16() ? 2 : 4);
+      int64_t count = arg.getSharded()
+                          ? sharding::shardSize(numel, facts.worldSize)
+                          : numel;
+      ledger.allocate(zrt_role_category(int32_t(role)), count * size);
+      if (role == zrt::Role::Param) {
+        facts.numParams += numel;
+        facts.paramBytes = size;
+      }
+    }
+  });
+}
+
+/// One run of a zrt function: its allocations, frees and collectives.
+void replayBody(func::FuncOp body, MemoryLedger &ledger,
+                const ProgramFacts &facts) {
+  DenseMap<Operation *, std::pair<int32_t, int64_t>> live;
+  DenseMap<Value, int64_t> stagingOf; // Handle -> staging bytes.
+  body.walk([&](Operation *op) {
+    if (auto alloc = dyn_cast<zrt::AllocOp>(op)) {
+      ledger.allocate(int32_t(alloc.getCategory()), alloc.getByteSize());
+      live[alloc] = {int32_t(alloc.getCategory()), alloc.getByteSize()};
+    } else if (auto free = dyn_cast<zrt::FreeOp>(op)) {
+      auto it = live.find(zrt::getAllocation(free.getBuffer()));
+      if (it != live.end()) {
+        ledger.release(it->second.first, it->second.second);
+        live.erase(it);
+      }
+    } else if (auto grad = dyn_cast<zrt::AttentionGradOp>(op)) {
+      int64_t seq = grad.getSeqLen();
+      int64_t batch = grad.getQ().getType().getShape()[0] / seq;
+      ledger.attentionStatistics =
+          std::max(ledger.attentionStatistics,
+                   zrt_cuda_attention_statistics_bytes(
+                       batch, grad.getNumHeads(), seq));
+    } else if (auto wait = dyn_cast<zrt::WaitOp>(op)) {
+      ledger.release(ZRT_MEM_COMM, stagingOf.lookup(wait.getHandle()));
+    } else if (auto collective = dyn_cast<zrt::CollectiveOpInterface>(op)) {
+      // Blocking and asynchronous forms move the same bytes; a padded
+      // all-gather or reduce-scatter holds a staging copy (comm memory)
+      // from its start to its wait (at once for the blocking form).
+      int kind = collective.getCollectiveKind();
+      int64_t staging = collective.getStagingBytes(facts.worldSize);
+      ledger.bytes[kind] += collective.getTrafficBytes(facts.worldSize);
+      ledger.calls[kind] += 1;
+      ledger.allocate(ZRT_MEM_COMM, staging);
+      if (collective.isAsync())
+        stagingOf[op->getResult(0)] = staging;
+      else
+        ledger.release(ZRT_MEM_COMM, staging);
+    }
+  });
+}
+
+} // namespace
+
+FailureOr<RankPrediction> predictRank(ModuleOp module, StringRef passName) {
+  auto describe = module.lookupSymbol<func::FuncOp>("zero_program_describe");
+  auto step = module.lookupSymbol<func::FuncOp>("zero_program_step");
+  auto apply = module.lookupSymbol<func::FuncOp>("zero_program_apply");
+  if (!describe || !step)
+    return module.emitError()
+           << passName << ": expected the zrt program (run zero-lower-to-runtime first)";
+  RankPrediction prediction;
+  replayDescribe(describe, prediction.ledger, prediction.facts);
+  // Argument buffers live for the whole run; the temporaries of the step
+  // and of the apply function share one arena per category (they never run
+  // at once), of the size zero-plan-memory planned.
+  PlannedArenas &arenas = prediction.arenas;
+  arenas.persistent = prediction.ledger.current;
+  for (func::FuncOp body : {step, apply}) {
+    if (!body)
+      continue;
+    auto planned =
+        body->getAttrOfType<DenseI64ArrayAttr>(zrt::kArenaBytesAttrName);
+    if (!planned)
+      continue;
+    arenas.planned = true;
+    for (auto [c, bytes] : llvm::enumerate(planned.asArrayRef()))
+      if (c < ZRT_MEM_NUM_CATEGORIES)
+        arenas.transient[c] = std::max(arenas.transient[c], bytes);
+    if (auto staging =
+            body->getAttrOfType<IntegerAttr>(zrt::kStagingBytesAttrName))
+      arenas.staging = std::max(arenas.staging, staging.getInt());
+  }
+  for (int64_t micro = 0; micro < prediction.facts.microBatches; ++micro)
+    replayBody(step, prediction.ledger, prediction.facts);
+  if (apply)
+    replayBody(apply, prediction.ledger, prediction.facts);
+  return prediction;
+}
+
+std::optional<int64_t> parseByteSize(llvm::StringRef text) {
+  text = text.trim();
+  // The unit is the trailing letters; what is before it, the number.
+  size_t unitStart = text.size();
+  while (unitStart > 0 && llvm::isAlpha(text[unitStart - 1]))
+    --unitStart;
+  double number;
+  if (unitStart == 0 || text.take_front(unitStart).trim().getAsDouble(number))
+    return std::nullopt;
+  llvm::StringRef unit = text.drop_front(unitStart);
+  double scale = 1;
+  if (!unit.empty() && !unit.equals_insensitive("b")) {
+    size_t power = llvm::StringRef("KMGT").find(llvm::toUpper(unit[0]));
+    llvm::StringRef rest = unit.drop_front();
+    if (power == llvm::StringRef::npos)
+      return std::nullopt;
+    if (rest == "iB" || rest == "i")
+      scale = std::pow(1024.0, power + 1);
+    else if (rest.empty() || rest.equals_insensitive("b"))
+      scale = std::pow(1000.0, power + 1);
+    else
+      return std::nullopt;
+  }
+  double bytes = number * scale;
+  if (!(bytes >= 1) || bytes > 9.0e18)
+    return std::nullopt;
+  return int64_t(std::llround(bytes));
+}
+
+} // namespace zero

@@ -1,0 +1,83 @@
+//===- MemoryPrediction.h - each rank's predicted memory and traffic -*- C++ -*-===//
+//
+// The compiler placed every buffer, so it knows each rank's peak: the zrt
+// program's allocations and collectives replayed the way libzrt executes
+// and counts them (runtime/abi/memory.cpp, abi/collectives.cpp). zero-report
+// prints the prediction; zero-check-memory-limit refuses a program whose
+// peak is over a limit; zero-opt --memory-limit searches the configurations
+// that would fit with it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_PASSES_MEMORYPREDICTION_H
+#define ZERO_PASSES_MEMORYPREDICTION_H
+
+#include "zero/zrt.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+namespace zero {
+
+/// The ledger's category names, indexed by zrt_mem_category.
+extern const char *const kMemoryCategoryNames[ZRT_MEM_NUM_CATEGORIES];
+/// Indexed by zrt_collective.
+constexpr int kNumCollectiveKinds = 3;
+extern const char *const kCollectiveKindNames[kNumCollectiveKinds];
+
+/// Allocations and traffic of one rank, as the runtime's ledger counts them.
+struct MemoryLedger {
+  std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> current{}, peak{};
+  int64_t currentTotal = 0, peakTotal = 0;
+  std::array<int64_t, kNumCollectiveKinds> bytes{}, calls{};
+  /// On the CUDA backend, outside the categories: the attention backward's
+  /// statistics buffer, grown to the largest call (zrt.h).
+  int64_t attentionStatistics = 0;
+
+  void allocate(int32_t category, int64_t size);
+  void release(int32_t category, int64_t size);
+  /// The category of the largest peak.
+  int32_t largestCategory() const;
+};
+
+/// Arena sizes per category: the arguments, and the temporaries as
+/// zero-plan-memory laid them out (absent when it did not run).
+struct PlannedArenas {
+  bool planned = false;
+  std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> persistent{}, transient{};
+  /// The staging copies of padded collectives: planned, not reserved (the
+  /// runtime allocates them as they run).
+  int64_t staging = 0;
+};
+
+/// The model and placement facts the ZeRO formulas need.
+struct ProgramFacts {
+  int64_t worldSize = 1, stage = 0, microBatches = 1;
+  int64_t numParams = 0;  // Psi
+  int64_t paramBytes = 0; // bytes per parameter element (2 or 4)
+};
+
+struct RankPrediction {
+  MemoryLedger ledger;
+  PlannedArenas arenas;
+  ProgramFacts facts;
+};
+
+/// Replays the zrt program of `module` (zero-lower-to-runtime's output,
+/// planned or not): one step (every micro-batch) and the apply function.
+/// Fails with an error on the module, naming `passName`, when it is not a
+/// zrt program.
+mlir::FailureOr<RankPrediction> predictRank(mlir::ModuleOp module,
+                                            llvm::StringRef passName);
+
+/// A byte count as users write it: 123, 1.5e9, 512KiB, 80GiB, 40GB, 2MB
+/// (K/M/G/T: powers of 1000 with B or alone, of 1024 with iB). nullopt when
+/// the text is not one, or is not positive.
+std::optional<int64_t> parseByteSize(llvm::StringRef text);
+
+} // namespace zero
+
+#endif // ZERO_PASSES_MEMORYPREDICTION_H
