@@ -10,17 +10,46 @@
 // The cost over calling the backend's kernel directly is one indirect call
 // and, without --trace, the test of a null pointer.
 //
+// The runtime looks at the result of one kernel: zrt_clip_coefficient's
+// input is the step's all-reduced squared gradient norm, which it copies
+// (on the backend, asynchronously) into the step scalars for the driver's
+// non-finite check and progress line (core/driver.cpp).
+//
 //===----------------------------------------------------------------------===//
 
 #include "core/context.h"
+#include "core/device.h"
 #include "core/trace.h"
 
 using namespace zrt;
+
+namespace {
+enum class Kernel {
+#define ZRT_KERNEL(name, backendName, params, args) name,
+#include "zero/zrt_kernels.def"
+#undef ZRT_KERNEL
+};
+
+/// What the runtime does after a kernel has been queued: nothing, but for
+/// the kernels it observes.
+template <Kernel> struct After {
+  template <typename... Args> static void run(Args...) {}
+};
+template <> struct After<Kernel::clip_coefficient> {
+  static void run(zrt_context *ctx, const float *total_sq, const float *,
+                  float *) {
+    float *slot = ctx->runtime->stepScalars() + DeviceRuntime::kGradNormSquared;
+    ctx->kernels->copy(ctx, total_sq, slot, sizeof(float));
+    ctx->gradNormRecorded = true;
+  }
+};
+} // namespace
 
 #define ZRT_KERNEL(name, backendName, params, args)                            \
   extern "C" void zrt_##name params {                                          \
     TraceScope trace(ctx, #name);                                              \
     ctx->kernels->name args;                                                   \
+    After<Kernel::name>::run args;                                             \
   }
 #include "zero/zrt_kernels.def"
 #undef ZRT_KERNEL

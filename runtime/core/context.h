@@ -125,6 +125,10 @@ struct zrt_context {
   /// runs (CPU backend), numbering them from 1.
   bool checkCollectives = false;
   int64_t collectivesStarted = 0;
+  /// Whether the step ran zrt_clip_coefficient, which copied the squared
+  /// global gradient norm into the runtime's step scalars (the driver
+  /// clears it before each step).
+  bool gradNormRecorded = false;
   /// Runs the CPU transport's collectives (cpu/mpi_transport.h): on a thread
   /// of its own with MPI, inline without.
   std::unique_ptr<zrt::CommQueue> commQueue;

@@ -83,10 +83,13 @@ public:
   /// token id) or a collective failed or did not complete in time.
   virtual void synchronize() = 0;
 
-  /// Four bytes of the backend's memory the step function writes its loss
-  /// into when the memory is not hostAddressable() (outside the ledger: the
-  /// compiler's memory plan does not model it).
-  virtual void *lossSlot() = 0;
+  /// The scalars of a step the driver reads back, in the backend's memory
+  /// (outside the ledger: the compiler's memory plan does not model them),
+  /// kNumStepScalars floats indexed by StepScalar: the loss the step
+  /// function writes when the memory is not hostAddressable(), and the
+  /// squared global gradient norm zrt_clip_coefficient saw (abi/kernels.cpp).
+  enum StepScalar { kLoss = 0, kGradNormSquared = 1, kNumStepScalars = 2 };
+  virtual float *stepScalars() = 0;
 
   /// Memory the backend holds for itself (GEMM workspace, scratch), which
   /// the ledger does not charge to any of the compiler's categories, in

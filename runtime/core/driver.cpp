@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,14 @@ static int agreedStopSignal(zrt_context *ctx) {
   return any;
 }
 
+/// What a step shows the driver.
+struct StepResult {
+  float loss = 0;
+  /// The global gradient norm, when the program computed it (clipping's
+  /// zrt_clip_coefficient; every program of zero-opt's pipeline does).
+  std::optional<float> gradNorm;
+};
+
 /// The progress of one step, printed (--log-every, or every step on a
 /// terminal) and logged (--log-json).
 struct Progress {
@@ -193,7 +202,10 @@ struct Progress {
   int64_t every = 0;
 
   void report(const zrt_context *ctx, const Options &options, int64_t step,
-              float loss, double seconds) {
+              const StepResult &result, double seconds) {
+    float loss = result.loss;
+    // -1 in the JSON when the program computed no gradient norm.
+    double norm = result.gradNorm ? *result.gradNorm : -1.0;
     const ProgramDesc &p = ctx->program;
     double items = (double)p.globalBatch * p.microBatches *
                    (p.task == ZRT_TASK_LM ? p.seqLen : 1);
@@ -202,22 +214,48 @@ struct Progress {
     int64_t peak = ctx->ledger.peakTotal;
     const char *unit = p.task == ZRT_TASK_LM ? "tokens" : "examples";
     if (every > 0 && (step + 1) % every == 0)
-      std::printf("progress: step %lld/%lld, lr %.4g, %.2f ms/step, %.0f "
-                  "%s/s, peak memory %.1f MB\n",
-                  (long long)step + 1, (long long)options.steps, lr,
-                  seconds * 1e3, perSecond, unit, peak / 1e6);
+      std::printf("progress: step %lld/%lld, loss %.6g, grad norm %.4g, lr "
+                  "%.4g, %.2f ms/step, %.0f %s/s, peak memory %.1f MB\n",
+                  (long long)step + 1, (long long)options.steps, loss, norm,
+                  lr, seconds * 1e3, perSecond, unit, peak / 1e6);
     if (json)
       std::fprintf(json,
-                   "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
-                   "\"ms_per_step\": %.4f, \"%s_per_s\": %.1f, "
-                   "\"peak_memory_bytes\": %lld}\n",
-                   (long long)step + 1, loss, lr, seconds * 1e3, unit,
+                   "{\"step\": %lld, \"loss\": %.9g, \"grad_norm\": %.9g, "
+                   "\"lr\": %.9g, \"ms_per_step\": %.4f, \"%s_per_s\": "
+                   "%.1f, \"peak_memory_bytes\": %lld}\n",
+                   (long long)step + 1, loss, norm, lr, seconds * 1e3, unit,
                    perSecond, (long long)peak);
   }
 };
 
+static std::string describeValue(float value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "infinite" : "-infinite";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", value);
+  return text;
+}
+
+/// What is not finite in a step ("" when all is): the loss, the gradient
+/// norm (bf16 gradients that overflowed show here), or both.
+static std::string nonFiniteStep(const StepResult &result) {
+  bool lossBad = !std::isfinite(result.loss);
+  bool normBad = result.gradNorm && !std::isfinite(*result.gradNorm);
+  if (!lossBad && !normBad)
+    return "";
+  std::string norm =
+      result.gradNorm ? describeValue(*result.gradNorm) : "not computed";
+  if (lossBad)
+    return "the loss is " + describeValue(result.loss) +
+           " (gradient norm " + norm + ")";
+  return "the gradient norm is " + norm + " (loss " +
+         describeValue(result.loss) + ")";
+}
+
 /// The step function's calls, timed; "step k" on the trace's compute track.
-static float runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
+static StepResult runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
                      zrt_apply_fn applyFn, Batches &batches,
                      std::vector<void *> &buffers, const Options &options,
                      double &seconds) {
@@ -229,12 +267,13 @@ static float runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
   // for them, and the loss is read back once they are done.
   bool onDevice = !ctx->runtime->hostAddressable();
   float loss = 0;
+  ctx->gradNormRecorded = false;
   for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
     batches.fill(step, micro, buffers, options);
     float microLoss = 0;
     float *lossOut = &microLoss;
     if (onDevice) {
-      lossOut = (float *)ctx->runtime->lossSlot();
+      lossOut = ctx->runtime->stepScalars() + DeviceRuntime::kLoss;
       copyToDevice(ctx, lossOut, &microLoss, sizeof(float));
     }
     double start = wallSeconds();
@@ -254,7 +293,17 @@ static float runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
   if (tracer)
     tracer->record(Tracer::Compute, "step " + std::to_string(step + 1), "step",
                    traceBegin, tracer->now());
-  return loss;
+  StepResult result;
+  result.loss = loss;
+  if (ctx->gradNormRecorded) {
+    // Written by the apply (or the last micro-step), which synchronised.
+    float squared = 0;
+    copyToHost(ctx, &squared,
+               ctx->runtime->stepScalars() + DeviceRuntime::kGradNormSquared,
+               sizeof(float));
+    result.gradNorm = std::sqrt(squared);
+  }
+  return result;
 }
 
 static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
@@ -282,22 +331,25 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
   catchStopSignals();
   for (int64_t step = firstStep; step < options.steps; ++step) {
     double before = seconds;
-    float loss =
+    StepResult result =
         runStep(ctx, step, stepFn, applyFn, batches, buffers, options, seconds);
     if (ctx->rank == 0) {
-      std::printf("step %lld loss %.9g\n", (long long)step + 1, loss);
-      progress.report(ctx, options, step, loss, seconds - before);
+      std::printf("step %lld loss %.9g\n", (long long)step + 1, result.loss);
+      progress.report(ctx, options, step, result, seconds - before);
       std::fflush(stdout);
     }
-    // Every rank holds the same (all-reduced) loss, so all stop together.
-    // The step's update has already used the non-finite gradients: the
-    // parameters are not saved.
-    if (!std::isfinite(loss))
+    // Every rank holds the same (all-reduced) loss and norm, so all stop
+    // together, before this step's checkpoint: its update has used the
+    // non-finite gradients, and the last good checkpoint stays the latest.
+    std::string nonFinite = nonFiniteStep(result);
+    if (!nonFinite.empty())
       leaveAll(ctx,
-               "step " + std::to_string(step + 1) + ": the loss is " +
-                   (std::isnan(loss) ? "nan" : "infinite") +
+               "step " + std::to_string(step + 1) + ": " + nonFinite +
                    "; training stopped" +
                    (options.save.empty() ? "" : " and --save not written") +
+                   (options.checkpointDir.empty()
+                        ? ""
+                        : " (no checkpoint of this step)") +
                    " (lower --lr, clip with --clip-grad-norm, or check the "
                    "data)",
                ExitFailed);

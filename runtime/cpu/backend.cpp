@@ -46,13 +46,11 @@ public:
     std::memcpy(dst, src, bytes);
   }
   void synchronize() override {}
-  /// The driver writes the loss into host memory of its own (see
-  /// hostAddressable()); this is for a caller that asks all the same.
-  void *lossSlot() override { return &loss; }
+  float *stepScalars() override { return scalars; }
   std::vector<WorkspacePart> workspaceParts() const override { return {}; }
 
 private:
-  float loss = 0;
+  float scalars[kNumStepScalars] = {};
 };
 
 /// --device=cpu: every context is on the CPU until a device attaches it.

@@ -2,7 +2,7 @@
 //
 // Everything a context on a GPU holds besides its collectives: the compute
 // and communication streams, the cuBLASLt handle and GEMM workspace, the slot
-// where kernels record data errors, the loss slot, the memory of zrt_alloc,
+// where kernels record data errors, the step scalars (loss, squared gradient norm), the memory of zrt_alloc,
 // host transfers, and the synchronisation after each step with its watchdog.
 // See device_context.h for why the streams and the allocator are what they
 // are.
@@ -75,9 +75,11 @@ CudaRuntime::CudaRuntime(zrt_context *ctx, int gpu) : ctx(ctx), gpu(gpu) {
   ZRT_CUBLAS_CHECK(cublasLtCreate(&lt));
   ZRT_CUDA_CHECK(cudaMalloc(&workspace, kGemmWorkspaceBytes));
   ZRT_CUDA_CHECK(cudaMalloc((void **)&errorSlot, sizeof(DeviceError)));
-  ZRT_CUDA_CHECK(cudaMalloc((void **)&loss, sizeof(float)));
+  ZRT_CUDA_CHECK(
+      cudaMalloc((void **)&scalars, kNumStepScalars * sizeof(float)));
   ZRT_CUDA_CHECK(cudaMemsetAsync(errorSlot, 0, sizeof(DeviceError), compute));
-  ZRT_CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float), compute));
+  ZRT_CUDA_CHECK(cudaMemsetAsync(scalars, 0, kNumStepScalars * sizeof(float),
+                                 compute));
   ZRT_CUDA_CHECK(cudaStreamSynchronize(compute));
   initNccl();
 }
@@ -93,7 +95,7 @@ CudaRuntime::~CudaRuntime() {
   for (cudaEvent_t event : spareEvents)
     ZRT_CUDA_CHECK(cudaEventDestroy(event));
   ZRT_CUDA_CHECK(cudaEventDestroy(inputsReady));
-  ZRT_CUDA_CHECK(cudaFree(loss));
+  ZRT_CUDA_CHECK(cudaFree(scalars));
   ZRT_CUDA_CHECK(cudaFree(errorSlot));
   ZRT_CUDA_CHECK(cudaFree(workspace));
   if (scratch)

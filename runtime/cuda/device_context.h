@@ -63,7 +63,7 @@ public:
   void copyToDevice(void *dst, const void *src, int64_t bytes) override;
   void copyToHost(void *dst, const void *src, int64_t bytes) override;
   void synchronize() override;
-  void *lossSlot() override { return loss; }
+  float *stepScalars() override { return scalars; }
   std::vector<WorkspacePart> workspaceParts() const override;
 
   // DeviceRuntime (collectives: nccl_collectives.cpp).
@@ -100,7 +100,8 @@ public:
   cublasLtHandle_t lt = nullptr;
   void *workspace = nullptr; // kGemmWorkspaceBytes
   DeviceError *errorSlot = nullptr;
-  float *loss = nullptr;
+  float *scalars = nullptr; // kNumStepScalars floats
+
 
 private:
   /// Blocks until `stream` is idle, polling: a failed kernel, an NCCL error

@@ -24,6 +24,6 @@ for line in open(log):
         want = (min_lr + 0.5 * (lr - min_lr) * (1 + math.cos(math.pi * p))
                 if schedule == "cosine" else lr - (lr - min_lr) * p)
     ok = abs(entry["lr"] - want) <= 1e-6 * max(want, 1e-12)
-    fields = all(k in entry for k in ("loss", "ms_per_step", "peak_memory_bytes"))
+    fields = all(k in entry for k in ("loss", "grad_norm", "ms_per_step", "peak_memory_bytes"))
     print(("" if ok and fields else "FAIL ") +
           f"step {s + 1}: lr {entry['lr']:.6g} (formula {want:.6g})")

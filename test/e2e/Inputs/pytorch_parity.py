@@ -23,6 +23,7 @@ and exits 1 naming the combination and step on any mismatch.
 """
 import argparse
 import json
+import math
 import os
 import re
 import shlex
@@ -114,7 +115,7 @@ def batch(tokens, step):
 def torch_losses(model, tokens, steps):
     opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, eps=EPS,
                             weight_decay=WEIGHT_DECAY)
-    losses = []
+    losses, norms = [], []
     for step in range(steps):
         x, y = batch(tokens, step)
         logits = model(input_ids=x).logits
@@ -122,9 +123,12 @@ def torch_losses(model, tokens, steps):
             logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         opt.zero_grad()
         loss.backward()
+        norms.append(math.sqrt(sum(float(p.grad.double().pow(2).sum())
+                                   for p in model.parameters()
+                                   if p.grad is not None)))
         opt.step()
         losses.append(loss.item())
-    return losses
+    return losses, norms
 
 
 def zero_losses(out, combo, mpirun, steps, data, weights, config, lr):
@@ -136,7 +140,7 @@ def zero_losses(out, combo, mpirun, steps, data, weights, config, lr):
          f"--world-size={world}", "-o", exe], check=True)
     cmd = shlex.split(mpirun) + [str(world), exe, f"--data={data}",
                                  f"--init-from={weights}", f"--steps={steps}",
-                                 f"--lr={lr}"]
+                                 f"--lr={lr}", f"--log-json={exe}.jsonl"]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if run.returncode != 0:
         sys.exit(f"FAIL stage {stage} world size {world} {precision}: exit "
@@ -146,7 +150,9 @@ def zero_losses(out, combo, mpirun, steps, data, weights, config, lr):
     if len(losses) != steps:
         sys.exit(f"FAIL stage {stage} world size {world} {precision}: "
                  f"{len(losses)} step lines, expected {steps}\n{run.stdout}")
-    return losses
+    with open(f"{exe}.jsonl") as log:
+        norms = [json.loads(line)["grad_norm"] for line in log]
+    return losses, norms
 
 
 def main():
@@ -170,15 +176,16 @@ def main():
     weights = os.path.join(options.out, "model.safetensors")
     data = os.path.join(options.out, "tokens.bin")
     tokens = write_tokens(data)
-    reference = torch_losses(model, tokens, options.steps)
+    reference, reference_norms = torch_losses(model, tokens, options.steps)
     print(f"{options.family}: pytorch losses {reference[0]:.6f} -> "
           f"{reference[-1]:.6f} over {options.steps} steps")
 
     for text in options.combos.split(","):
         stage, world, precision = text.split(":")
         combo = (int(stage), int(world), precision)
-        losses = zero_losses(options.out, combo, options.mpirun, options.steps,
-                             data, weights, config, options.zero_lr)
+        losses, norms = zero_losses(options.out, combo, options.mpirun,
+                                    options.steps, data, weights, config,
+                                    options.zero_lr)
         worst = 0.0
         for step, (ours, theirs) in enumerate(zip(losses, reference), 1):
             rel = abs(ours - theirs) / abs(theirs)
@@ -187,9 +194,21 @@ def main():
                 sys.exit(f"FAIL stage {stage} world size {world} {precision}: "
                          f"step {step} loss {ours} vs pytorch {theirs} "
                          f"({rel:.3g} relative > {TOLERANCE[precision]})")
+        # The gradient norm the runtime reports (--log-json, from the
+        # program's clipping) against torch's global norm before the step.
+        worst_norm = 0.0
+        for step, (ours, theirs) in enumerate(zip(norms, reference_norms), 1):
+            rel = abs(ours - theirs) / abs(theirs)
+            worst_norm = max(worst_norm, rel)
+            if rel > TOLERANCE[precision]:
+                sys.exit(f"FAIL stage {stage} world size {world} {precision}: "
+                         f"step {step} gradient norm {ours} vs pytorch "
+                         f"{theirs} ({rel:.3g} relative > "
+                         f"{TOLERANCE[precision]})")
         print(f"stage {stage} world size {world} {precision}: {options.steps} "
               f"steps agree with pytorch (max relative difference "
-              f"{worst:.2g} <= {TOLERANCE[precision]})")
+              f"{worst:.2g} <= {TOLERANCE[precision]}; gradient norms "
+              f"{worst_norm:.2g} <= {TOLERANCE[precision]})")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ public:
   /// Every emulated launch has finished when it returns; what is left is
   /// the CUDA runtime's report of a recorded data error.
   void synchronize() override { stopOnDeviceError(errors); }
-  void *lossSlot() override { return &loss; }
+  float *stepScalars() override { return scalars; }
   std::vector<WorkspacePart> workspaceParts() const override {
     return {{"attention statistics", (int64_t)scratchBytes}};
   }
@@ -76,7 +76,7 @@ public:
   cublasLtHandle_t lt = nullptr;
 
 private:
-  float loss = 0;
+  float scalars[kNumStepScalars] = {};
   void *scratch = nullptr;
   size_t scratchBytes = 0;
 };
