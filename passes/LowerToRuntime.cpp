@@ -184,14 +184,18 @@ struct LowerToRuntimePass
     // Without gradient accumulation the optimizer runs inside the step and
     // the apply function the runtime calls after each step is empty.
     auto trainApply = module.lookupSymbol<func::FuncOp>(kTrainApplyFuncName);
+    // The forward-only step of validation (zero-extract-eval), when present.
+    auto evalStep = module.lookupSymbol<func::FuncOp>(kEvalStepFuncName);
     if (failed(emitEntry(trainStep, trainStep, "zero_program_step",
                          /*withLoss=*/true)) ||
         failed(emitEntry(trainApply, trainStep, "zero_program_apply",
-                         /*withLoss=*/false)))
+                         /*withLoss=*/false)) ||
+        (evalStep && failed(emitEntry(evalStep, trainStep, "zero_program_eval",
+                                      /*withLoss=*/true))))
       return signalPassFailure();
-    trainStep.erase();
-    if (trainApply)
-      trainApply.erase();
+    for (func::FuncOp lowered : {trainStep, trainApply, evalStep})
+      if (lowered)
+        lowered.erase();
     // zrt.declare_program now states the world size and stage.
     if (sharding::GroupOp group = sharding::getDataParallelGroup(module))
       group.erase();

@@ -111,17 +111,18 @@ FailureOr<RankPrediction> predictRank(ModuleOp module, StringRef passName) {
   auto describe = module.lookupSymbol<func::FuncOp>("zero_program_describe");
   auto step = module.lookupSymbol<func::FuncOp>("zero_program_step");
   auto apply = module.lookupSymbol<func::FuncOp>("zero_program_apply");
+  auto eval = module.lookupSymbol<func::FuncOp>("zero_program_eval");
   if (!describe || !step)
     return module.emitError()
            << passName << ": expected the zrt program (run zero-lower-to-runtime first)";
   RankPrediction prediction;
   replayDescribe(describe, prediction.ledger, prediction.facts);
-  // Argument buffers live for the whole run; the temporaries of the step
-  // and of the apply function share one arena per category (they never run
-  // at once), of the size zero-plan-memory planned.
+  // Argument buffers live for the whole run; the temporaries of the step,
+  // the apply function and the validation step share one arena per
+  // category (they never run at once), of the size zero-plan-memory planned.
   PlannedArenas &arenas = prediction.arenas;
   arenas.persistent = prediction.ledger.current;
-  for (func::FuncOp body : {step, apply}) {
+  for (func::FuncOp body : {step, apply, eval}) {
     if (!body)
       continue;
     auto planned =
@@ -140,6 +141,16 @@ FailureOr<RankPrediction> predictRank(ModuleOp module, StringRef passName) {
     replayBody(step, prediction.ledger, prediction.facts);
   if (apply)
     replayBody(apply, prediction.ledger, prediction.facts);
+  // Validation between steps: its forward's temporaries on top of the
+  // arguments count towards the peaks, but its collectives are not the
+  // step's traffic.
+  if (eval) {
+    MemoryLedger validation = prediction.ledger;
+    replayBody(eval, validation, prediction.facts);
+    prediction.ledger.peak = validation.peak;
+    prediction.ledger.peakTotal = validation.peakTotal;
+    prediction.ledger.attentionStatistics = validation.attentionStatistics;
+  }
   return prediction;
 }
 

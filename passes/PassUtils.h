@@ -11,6 +11,7 @@ namespace zero {
 inline constexpr llvm::StringLiteral kForwardFuncName = "forward";
 inline constexpr llvm::StringLiteral kTrainStepFuncName = "train_step";
 inline constexpr llvm::StringLiteral kTrainApplyFuncName = "train_apply";
+inline constexpr llvm::StringLiteral kEvalStepFuncName = "eval_step";
 
 /// Function attribute of language models: tokens per sequence. Data rows
 /// are tokens, and ranks split whole sequences.

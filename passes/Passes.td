@@ -214,6 +214,31 @@ def KeepGathered : Pass<"zero-keep-gathered", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zero::sharding::ZeroDialect"];
 }
 
+def ExtractEval : Pass<"zero-extract-eval", "::mlir::ModuleOp"> {
+  let summary = "Derives the forward-only @eval_step from @train_step";
+  let description = [{
+    Input: `@train_step` after `zero-accumulate-gradients` (the step of one
+    micro-batch, with every collective in place). Output: a new function
+    `@eval_step` of the same arguments that returns the loss only: a copy
+    of `@train_step` keeping just the ops the loss depends on (the forward,
+    its stage-3 parameter gathers, the loss's all-reduce), so no gradient,
+    reduction or update is computed and no argument is written. The
+    runtime's validation (`--val-data`, `--eval-every`) calls it
+    (`zero_program_eval`) with the step's argument buffers, so a validation
+    batch costs a forward pass.
+
+    ```mlir
+    func.func @eval_step(%x: ..., %w: ... {zero.placement = ...}, ...)
+        -> tensor<f32> {
+      %w_full = zero.all_gather %w over @dp : ...
+      ...
+      %sum = zero.all_reduce %loss over @dp : tensor<f32>
+      return %sum : tensor<f32>
+    }
+    ```
+  }];
+}
+
 def BucketCollectives : Pass<"zero-bucket-collectives", "::mlir::ModuleOp"> {
   let summary = "Packs many small collectives into few large ones";
   let description = [{

@@ -61,6 +61,7 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   }
   pm.addPass(createClipGradNorm());
   pm.addPass(createAccumulateGradients({options.gradAccum}));
+  pm.addPass(createExtractEval());
   if (options.bucketBytes > 0)
     pm.addPass(createBucketCollectives({options.bucketBytes,
                                         /*gatherUnits=*/true}));

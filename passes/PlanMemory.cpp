@@ -76,10 +76,12 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
       return signalPassFailure();
     }
     int64_t worldSize = declaredWorldSize(describe);
-    // The step and the apply function never run at once: they share one
-    // arena per category, of the larger of their two plans.
+    // The step, the apply function and the validation step never run at
+    // once: they share one arena per category, of the largest of their
+    // plans.
     SmallVector<int64_t> arenaBytes(ZRT_MEM_NUM_CATEGORIES, 0);
-    for (StringRef name : {"zero_program_step", "zero_program_apply"})
+    for (StringRef name :
+         {"zero_program_step", "zero_program_apply", "zero_program_eval"})
       if (auto func = module.lookupSymbol<func::FuncOp>(name)) {
         SmallVector<int64_t> planned = plan(func, worldSize);
         for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)

@@ -49,8 +49,20 @@ Value RuntimeCalls::nullPtr(Location loc) {
   return LLVM::ZeroOp::create(b, loc, ptrType());
 }
 
+/// `prefix` followed by the first number from `next` that no symbol of
+/// `module` has yet: each exported function is lowered by a RuntimeCalls of
+/// its own, and their globals share the module.
+static std::string freeSymbolName(ModuleOp module, const llvm::Twine &prefix,
+                                  int64_t &next) {
+  for (;; ++next) {
+    std::string name = (prefix + llvm::Twine(next)).str();
+    if (!module.lookupSymbol(name))
+      return name;
+  }
+}
+
 Value RuntimeCalls::string(Location loc, StringRef value) {
-  std::string name = ("__zrt_str_" + llvm::Twine(numStrings++)).str();
+  std::string name = freeSymbolName(module, "__zrt_str_", numStrings);
   std::string bytes = (value + llvm::Twine('\0')).str();
   {
     OpBuilder::InsertionGuard guard(b);
@@ -70,8 +82,8 @@ Value RuntimeCalls::floatTable(Location loc, StringRef prefix,
   auto data = DenseElementsAttr::get(tensorType, values);
   std::string &name = floatTables[data];
   if (name.empty()) {
-    name = ("__zrt_" + prefix + "_" + llvm::Twine(floatTables.size() - 1))
-               .str();
+    int64_t next = floatTables.size() - 1;
+    name = freeSymbolName(module, "__zrt_" + prefix + "_", next);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
     auto type = LLVM::LLVMArrayType::get(b.getF32Type(), values.size());

@@ -50,7 +50,7 @@ public:
 private:
   mlir::ModuleOp module;
   mlir::OpBuilder &b;
-  unsigned numStrings = 0;
+  int64_t numStrings = 0;
   llvm::DenseMap<mlir::Attribute, std::string> floatTables;
 };
 

@@ -168,8 +168,8 @@ struct LowerZrtToCallsPass
     : zero::impl::LowerZrtToCallsBase<LowerZrtToCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    for (StringRef name :
-         {"zero_program_describe", "zero_program_step", "zero_program_apply"})
+    for (StringRef name : {"zero_program_describe", "zero_program_step",
+                           "zero_program_apply", "zero_program_eval"})
       if (auto func = module.lookupSymbol<func::FuncOp>(name))
         if (failed(lowerFunction(func)))
           return signalPassFailure();

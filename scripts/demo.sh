@@ -20,5 +20,6 @@ rm -rf build/demo/checkpoints
 mpirun --oversubscribe --bind-to none -np 2 build/demo/gpt2-tiny \
   --data=build/demo/shakespeare_train.bin --steps=500 --lr=0.003 \
   --lr-schedule=cosine --warmup-steps=50 --min-lr=0.0003 --log-every=100 \
+  --val-data=build/demo/shakespeare_val.bin --eval-every=100 --eval-steps=6 \
   --checkpoint-dir=build/demo/checkpoints --checkpoint-every=250 --keep=2 \
   --save=build/demo/gpt2-tiny.safetensors --export-hf=build/demo/gpt2-tiny-hf

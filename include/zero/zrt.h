@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 9
+#define ZRT_ABI_VERSION 10
 
 typedef struct zrt_context zrt_context;
 
@@ -38,7 +38,7 @@ typedef struct zrt_context zrt_context;
 typedef enum zrt_dtype { ZRT_F32 = 0, ZRT_BF16 = 1 } zrt_dtype;
 
 /*===--- Program description ----------------------------------------------===*
- * A generated program exports two functions (names below). The runtime's
+ * A generated program exports four functions (names below). The runtime's
  * main calls zero_program_describe once, which calls zrt_declare_program
  * once and zrt_declare_arg once per argument of the step function, in
  * argument order. The runtime then allocates and initialises one buffer per
@@ -167,6 +167,9 @@ void zero_program_step(zrt_context *ctx, void **args, float *loss);
 /* The optimizer step after the micro-batches (empty without gradient
  * accumulation, where zero_program_step updates the state itself). */
 void zero_program_apply(zrt_context *ctx, void **args);
+/* Validation: the loss of zero_program_step on the same arguments, from the
+ * forward alone (no gradient, no update, no argument written). */
+void zero_program_eval(zrt_context *ctx, void **args, float *loss);
 
 /*===--- Memory -----------------------------------------------------------===*/
 

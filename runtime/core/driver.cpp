@@ -65,6 +65,13 @@ static std::string checkFlagsForTask(const zrt_context *ctx,
     return "--export-hf writes a Hugging Face model; this program was not "
            "compiled from a transformer config (--model=gpt2..., "
            "--model-config)";
+  if (!lm && !options.valData.empty())
+    return "--val-data is for language-model programs; a classifier "
+           "validates on synthetic data of another seed";
+  if (lm && options.evalEvery > 0 && options.valData.empty())
+    return "--eval-every needs --val-data=FILE, the validation token file";
+  if (options.evalEvery == 0 && !options.valData.empty())
+    return "--val-data is read every --eval-every=K steps; give K";
   if (lm && options.data.empty() && (options.steps > 0 || options.dumpBatch))
     return "this program trains a language model and needs --data=FILE, a "
            "token file (see runtime/README.md; --steps=0 runs without one)";
@@ -254,39 +261,54 @@ static std::string nonFiniteStep(const StepResult &result) {
          describeValue(result.loss) + ")";
 }
 
+/// The functions a compiled program exports (zrt.h); `apply` and `eval`
+/// may be null in hand-written programs.
+struct ProgramEntries {
+  zrt_step_fn step = nullptr;
+  zrt_apply_fn apply = nullptr;
+  zrt_step_fn eval = nullptr;
+};
+
+/// Runs `fn` (the step or the validation step) on the arguments, waits for
+/// it, and returns the loss it wrote; the time is added to `seconds`.
+/// On a device the program writes its loss into device memory (with
+/// zrt_copy) and the kernels run asynchronously: the time includes waiting
+/// for them, and the loss is read back once they are done.
+static float runLossFunction(zrt_context *ctx, zrt_step_fn fn,
+                             std::vector<void *> &buffers, double &seconds) {
+  bool onDevice = !ctx->runtime->hostAddressable();
+  float loss = 0;
+  float *lossOut = &loss;
+  if (onDevice) {
+    lossOut = ctx->runtime->stepScalars() + DeviceRuntime::kLoss;
+    copyToDevice(ctx, lossOut, &loss, sizeof(float));
+  }
+  double start = wallSeconds();
+  fn(ctx, buffers.data(), lossOut);
+  synchronizeDevice(ctx);
+  seconds += wallSeconds() - start;
+  if (onDevice)
+    copyToHost(ctx, &loss, lossOut, sizeof(float));
+  return loss;
+}
+
 /// The step function's calls, timed; "step k" on the trace's compute track.
-static StepResult runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
-                     zrt_apply_fn applyFn, Batches &batches,
-                     std::vector<void *> &buffers, const Options &options,
-                     double &seconds) {
+static StepResult runStep(zrt_context *ctx, int64_t step,
+                          const ProgramEntries &program, Batches &batches,
+                          std::vector<void *> &buffers, const Options &options,
+                          double &seconds) {
   Tracer *tracer = ctx->tracer.get();
   int64_t traceBegin = tracer ? tracer->now() : 0;
   // Each micro-batch's loss is its share of the step's mean.
-  // On a device the program writes its loss into device memory (with
-  // zrt_copy) and the kernels run asynchronously: the time includes waiting
-  // for them, and the loss is read back once they are done.
-  bool onDevice = !ctx->runtime->hostAddressable();
   float loss = 0;
   ctx->gradNormRecorded = false;
   for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
     batches.fill(step, micro, buffers, options);
-    float microLoss = 0;
-    float *lossOut = &microLoss;
-    if (onDevice) {
-      lossOut = ctx->runtime->stepScalars() + DeviceRuntime::kLoss;
-      copyToDevice(ctx, lossOut, &microLoss, sizeof(float));
-    }
-    double start = wallSeconds();
-    stepFn(ctx, buffers.data(), lossOut);
-    synchronizeDevice(ctx);
-    seconds += wallSeconds() - start;
-    if (onDevice)
-      copyToHost(ctx, &microLoss, lossOut, sizeof(float));
-    loss += microLoss;
+    loss += runLossFunction(ctx, program.step, buffers, seconds);
   }
-  if (applyFn) {
+  if (program.apply) {
     double start = wallSeconds();
-    applyFn(ctx, buffers.data());
+    program.apply(ctx, buffers.data());
     synchronizeDevice(ctx);
     seconds += wallSeconds() - start;
   }
@@ -306,8 +328,60 @@ static StepResult runStep(zrt_context *ctx, int64_t step, zrt_step_fn stepFn,
   return result;
 }
 
-static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
-                  zrt_apply_fn applyFn, Batches &batches,
+/// --eval-every: the mean loss of the forward alone over the same
+/// --eval-steps validation batches each time (each batch, like a step, is
+/// the sum of its micro-batches' shares of the mean); the arguments keep
+/// the model, and the next step fills its own data again.
+class Validation {
+public:
+  Validation(zrt_context *ctx, const Options &options, zrt_step_fn eval)
+      : ctx(ctx), options(options), eval(eval),
+        // A classifier's held-out data: the synthetic task of another seed.
+        batches(ctx, options.seed + 0x5EED) {}
+
+  /// Opens --val-data (collective); "" or the error.
+  std::string open() {
+    if (!eval)
+      return "--eval-every needs a program with a validation step "
+             "(zero_program_eval); recompile it with this zero-opt";
+    if (options.valData.empty())
+      return "";
+    return agreeOnError(ctx, batches.openTokens(options.valData));
+  }
+
+  void run(int64_t step, std::vector<void *> &buffers, FILE *json) {
+    Tracer *tracer = ctx->tracer.get();
+    int64_t traceBegin = tracer ? tracer->now() : 0;
+    double seconds = 0, sum = 0;
+    for (int64_t batch = 0; batch < options.evalSteps; ++batch)
+      for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
+        batches.fill(batch, micro, buffers, options);
+        sum += runLossFunction(ctx, eval, buffers, seconds);
+      }
+    double loss = sum / options.evalSteps;
+    if (tracer)
+      tracer->record(Tracer::Compute, "validation", "step", traceBegin,
+                     tracer->now());
+    if (ctx->rank != 0)
+      return;
+    std::printf("validation: step %lld, loss %.9g (%lld batches, %.2f ms)\n",
+                (long long)step, loss, (long long)options.evalSteps,
+                seconds * 1e3);
+    if (json)
+      std::fprintf(json, "{\"step\": %lld, \"val_loss\": %.9g}\n",
+                   (long long)step, loss);
+    std::fflush(stdout);
+  }
+
+private:
+  zrt_context *ctx;
+  const Options &options;
+  zrt_step_fn eval;
+  Batches batches;
+};
+
+static void train(zrt_context *ctx, const Options &options,
+                  const ProgramEntries &program, Batches &batches,
                   std::vector<void *> &buffers, int64_t firstStep) {
   double seconds = 0;
   if (!options.trace.empty())
@@ -328,11 +402,18 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
       std::fprintf(stderr, "warning: cannot write --log-json '%s': %s\n",
                    options.logJson.c_str(), std::strerror(errno));
   }
+  std::optional<Validation> validation;
+  if (options.evalEvery > 0) {
+    validation.emplace(ctx, options, program.eval);
+    std::string error = validation->open();
+    if (!error.empty())
+      leaveAll(ctx, error, ExitFailed);
+  }
   catchStopSignals();
   for (int64_t step = firstStep; step < options.steps; ++step) {
     double before = seconds;
     StepResult result =
-        runStep(ctx, step, stepFn, applyFn, batches, buffers, options, seconds);
+        runStep(ctx, step, program, batches, buffers, options, seconds);
     if (ctx->rank == 0) {
       std::printf("step %lld loss %.9g\n", (long long)step + 1, result.loss);
       progress.report(ctx, options, step, result, seconds - before);
@@ -353,6 +434,9 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
                    " (lower --lr, clip with --clip-grad-norm, or check the "
                    "data)",
                ExitFailed);
+    if (validation && ((step + 1) % options.evalEvery == 0 ||
+                       step + 1 == options.steps))
+      validation->run(step + 1, buffers, progress.json);
     bool due = options.checkpointEvery > 0 &&
                (step + 1) % options.checkpointEvery == 0;
     if (!options.checkpointDir.empty() && due) {
@@ -408,7 +492,8 @@ static void train(zrt_context *ctx, const Options &options, zrt_step_fn stepFn,
 }
 
 extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
-                       zrt_step_fn stepFn, zrt_apply_fn applyFn) {
+                       zrt_step_fn stepFn, zrt_apply_fn applyFn,
+                       zrt_step_fn evalFn) {
   initMpi(&argc, &argv);
   zrt_context *ctx = createContext(MPI_COMM_WORLD);
 
@@ -468,6 +553,7 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   if (options.dumpBatch)
     batches.dump(options.steps, buffers, options);
   else
-    train(ctx, options, stepFn, applyFn, batches, buffers, firstStep);
+    train(ctx, options, {stepFn, applyFn, evalFn}, batches, buffers,
+          firstStep);
   leaveAll(ctx, "", ExitOk);
 }

@@ -1,7 +1,7 @@
 /*===- driver.h - The entry point of a compiled program ---------*- C -*-===*
  *
  * Internal to the runtime (not part of zrt.h, which generated code sees):
- * zrt_main's main() hands the program's two exported functions to zrt_run.
+ * zrt_main's main() hands the program's exported functions to zrt_run.
  * Passing them as pointers, rather than having libzrt reference the symbols,
  * keeps libzrt.so free of undefined symbols, so its own test executables
  * link without a program.
@@ -24,9 +24,10 @@ typedef void (*zrt_apply_fn)(zrt_context *ctx, void **args);
  * process exit code (0 on success). Errors every rank sees alike end every
  * rank with MPI_Finalize and a non-zero code; errors only one rank sees
  * abort the job. */
-/* `apply` may be NULL (a program without an optimizer step of its own). */
+/* `apply` may be NULL (a program without an optimizer step of its own);
+ * `eval` may be NULL (a hand-written program without validation). */
 int zrt_run(int argc, char **argv, zrt_describe_fn describe, zrt_step_fn step,
-            zrt_apply_fn apply);
+            zrt_apply_fn apply, zrt_step_fn eval);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -63,9 +63,18 @@ std::string usage(const char *program) {
          "                       at the last step, after --warmup-steps\n"
          "  --warmup-steps=N     linear warm-up from --lr/N over N steps\n"
          "  --min-lr=F           the rate the decay ends at (default 0)\n"
-         "  --log-every=N        a progress line (learning rate, ms/step,\n"
-         "                       tokens/s, peak memory) every N steps\n"
+         "  --log-every=N        a progress line (loss, gradient norm,\n"
+         "                       learning rate, ms/step, tokens/s, peak\n"
+         "                       memory) every N steps\n"
          "  --log-json=FILE      the same per step, one JSON object a line\n"
+         "  --eval-every=K       every K steps and after the last, a\n"
+         "                       validation loss: forward only, no update,\n"
+         "                       the mean over --eval-steps batches\n"
+         "  --eval-steps=M       validation batches (default 8), the same\n"
+         "                       ones each time: the first M of --val-data\n"
+         "                       (language models), or synthetic data of\n"
+         "                       another seed (classifiers)\n"
+         "  --val-data=FILE      token file of the validation text\n"
          "  SIGINT/SIGTERM       every rank finishes its step, writes a\n"
          "                       checkpoint (with --checkpoint-dir) and exits\n"
          "  --trace=FILE         write a Chrome/Perfetto trace of every "
@@ -129,7 +138,8 @@ static bool parseNonNegative(const std::string &text, float &out) {
 }
 
 static bool isPathFlag(const std::string &flag) {
-  return flag == "--data" || flag == "--init-from" || flag == "--save" ||
+  return flag == "--data" || flag == "--val-data" || flag == "--init-from" ||
+         flag == "--save" ||
          flag == "--trace" || flag == "--checkpoint-dir" ||
          flag == "--log-json" || flag == "--export-hf";
 }
@@ -140,7 +150,8 @@ static bool isValueFlag(const std::string &flag) {
          flag == "--collective-timeout" || flag == "--checkpoint-every" ||
          flag == "--keep" || flag == "--lr-schedule" ||
          flag == "--warmup-steps" || flag == "--min-lr" ||
-         flag == "--log-every" || isPathFlag(flag);
+         flag == "--log-every" || flag == "--eval-every" ||
+         flag == "--eval-steps" || isPathFlag(flag);
 }
 
 static bool parseDevice(const std::string &text, std::string &out) {
@@ -159,6 +170,7 @@ static bool applyValue(const std::string &flag, const std::string &value,
       return false;
     }
     (flag == "--data"             ? options.data
+     : flag == "--val-data"       ? options.valData
      : flag == "--init-from"      ? options.initFrom
      : flag == "--save"           ? options.save
      : flag == "--checkpoint-dir" ? options.checkpointDir
@@ -179,8 +191,12 @@ static bool applyValue(const std::string &flag, const std::string &value,
   } else if (flag == "--warmup-steps") {
     ok = parseInt(value, 0, options.warmupSteps);
     expected = "a non-negative integer";
-  } else if (flag == "--log-every") {
-    ok = parseInt(value, 1, options.logEvery);
+  } else if (flag == "--log-every" || flag == "--eval-every" ||
+             flag == "--eval-steps") {
+    ok = parseInt(value, 1,
+                  flag == "--log-every"    ? options.logEvery
+                  : flag == "--eval-every" ? options.evalEvery
+                                           : options.evalSteps);
     expected = "a positive integer";
   } else if (flag == "--min-lr") {
     ok = parseNonNegative(value, options.minLr);

@@ -38,6 +38,12 @@ struct Options {
   /// the same fields per step, one JSON object a line.
   int64_t logEvery = 0;
   std::string logJson;
+  /// --eval-every: a validation loss every K steps and after the last (0:
+  /// none), the mean over --eval-steps batches of --val-data (a token
+  /// file; classifiers validate on synthetic data of another seed).
+  int64_t evalEvery = 0;
+  int64_t evalSteps = 8;
+  std::string valData;
   /// --resume: a checkpoint (or a directory whose `latest` names one), or
   /// "latest" for --checkpoint-dir's newest; empty when not resuming.
   std::string resume;

@@ -21,6 +21,8 @@
 
 extern "C" void zero_program_apply(zrt_context *ctx, void **args)
     __attribute__((weak));
+extern "C" void zero_program_eval(zrt_context *ctx, void **args, float *loss)
+    __attribute__((weak));
 
 /// --device=cuda-emulated (core/device.h's Backend::select): every rank has
 /// the emulator, linked into the executable.
@@ -39,5 +41,5 @@ int main(int argc, char **argv) {
     zrt::cuda::emulated::setFault(fault);
   zrt::registerBackend({"cuda-emulated", selectEmulated});
   return zrt_run(argc, argv, zero_program_describe, zero_program_step,
-                 zero_program_apply);
+                 zero_program_apply, zero_program_eval);
 }
