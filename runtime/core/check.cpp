@@ -78,10 +78,14 @@ void fatal(const char *format, ...) {
   stopJob();
 }
 
-// __FILE__ is absolute under CMake; the part from "runtime/" on is what a
-// reader needs to find the line.
+// CMake compiles libzrt with __FILE__ relative to the checkout
+// (-fmacro-prefix-map); a build without it gives an absolute path, of which
+// the part from the last "/runtime/" on is what a reader needs.
 static const char *shortPath(const char *file) {
-  const char *tail = std::strstr(file, "runtime/");
+  const char *tail = nullptr;
+  for (const char *at = std::strstr(file, "/runtime/"); at;
+       at = std::strstr(at + 1, "/runtime/"))
+    tail = at + 1;
   return tail ? tail : file;
 }
 
