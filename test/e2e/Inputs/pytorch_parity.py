@@ -155,6 +155,19 @@ def zero_losses(out, combo, mpirun, steps, data, weights, config, lr):
     return losses, norms
 
 
+def worst_difference(label, what, ours, theirs, tolerance):
+    """The largest relative difference per step; exits on one over
+    `tolerance`, naming the step."""
+    worst = 0.0
+    for step, (mine, reference) in enumerate(zip(ours, theirs), 1):
+        rel = abs(mine - reference) / abs(reference)
+        worst = max(worst, rel)
+        if rel > tolerance:
+            sys.exit(f"FAIL {label}: step {step} {what} {mine} vs pytorch "
+                     f"{reference} ({rel:.3g} relative > {tolerance})")
+    return worst
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--family", choices=sorted(FAMILIES), required=True)
@@ -186,25 +199,13 @@ def main():
         losses, norms = zero_losses(options.out, combo, options.mpirun,
                                     options.steps, data, weights, config,
                                     options.zero_lr)
-        worst = 0.0
-        for step, (ours, theirs) in enumerate(zip(losses, reference), 1):
-            rel = abs(ours - theirs) / abs(theirs)
-            worst = max(worst, rel)
-            if rel > TOLERANCE[precision]:
-                sys.exit(f"FAIL stage {stage} world size {world} {precision}: "
-                         f"step {step} loss {ours} vs pytorch {theirs} "
-                         f"({rel:.3g} relative > {TOLERANCE[precision]})")
+        label = f"stage {stage} world size {world} {precision}"
+        tolerance = TOLERANCE[precision]
+        worst = worst_difference(label, "loss", losses, reference, tolerance)
         # The gradient norm the runtime reports (--log-json, from the
         # program's clipping) against torch's global norm before the step.
-        worst_norm = 0.0
-        for step, (ours, theirs) in enumerate(zip(norms, reference_norms), 1):
-            rel = abs(ours - theirs) / abs(theirs)
-            worst_norm = max(worst_norm, rel)
-            if rel > TOLERANCE[precision]:
-                sys.exit(f"FAIL stage {stage} world size {world} {precision}: "
-                         f"step {step} gradient norm {ours} vs pytorch "
-                         f"{theirs} ({rel:.3g} relative > "
-                         f"{TOLERANCE[precision]})")
+        worst_norm = worst_difference(label, "gradient norm", norms,
+                                      reference_norms, tolerance)
         print(f"stage {stage} world size {world} {precision}: {options.steps} "
               f"steps agree with pytorch (max relative difference "
               f"{worst:.2g} <= {TOLERANCE[precision]}; gradient norms "
