@@ -55,7 +55,8 @@ struct AdamWPass : zero::impl::AdamWBase<AdamWPass> {
     Builder attrs(ctx);
     Location loc = func.getLoc();
     // New arguments: per parameter a float32 master copy when the parameter
-    // is bfloat16, and the two moments; then lr and step.
+    // is bfloat16, and the two moments; then the hyperparameters, as runtime
+    // scalars so that changing one is a flag, not a recompilation.
     auto appendArg = [&](Type type, StringRef attrName, StringRef value) {
       unsigned index = func.getNumArguments();
       (void)func.insertArgument(
@@ -80,8 +81,12 @@ struct AdamWPass : zero::impl::AdamWBase<AdamWPass> {
       vIndices.push_back(appendArg(stateType, kAdamVAttrName, name));
     }
     auto scalar = RankedTensorType::get({}, Float32Type::get(ctx));
-    unsigned lrIndex = appendArg(scalar, kHyperAttrName, "lr");
-    unsigned stepIndex = appendArg(scalar, kHyperAttrName, "step");
+    auto hyper = [&](StringRef name) {
+      return func.getArgument(appendArg(scalar, kHyperAttrName, name));
+    };
+    Value lr = hyper("lr"), step = hyper("step"), beta1 = hyper("beta1"),
+          beta2 = hyper("beta2"), eps = hyper("eps"),
+          weightDecay = hyper("weight_decay");
 
     Block &entry = func.getBody().front();
     Operation *terminator = entry.getTerminator();
@@ -95,11 +100,8 @@ struct AdamWPass : zero::impl::AdamWBase<AdamWPass> {
       unsigned stateIndex = masterIndices[i].value_or(pg.paramIndex);
       auto update = nn::AdamWOp::create(
           b, pg.grad.getLoc(), func.getArgument(stateIndex), pg.grad,
-          func.getArgument(mIndices[i]), func.getArgument(vIndices[i]),
-          func.getArgument(lrIndex), func.getArgument(stepIndex),
-          /*grad_scale=*/Value(), b.getF32FloatAttr(beta1),
-          b.getF32FloatAttr(beta2), b.getF32FloatAttr(eps),
-          b.getF32FloatAttr(weightDecay));
+          func.getArgument(mIndices[i]), func.getArgument(vIndices[i]), lr,
+          step, beta1, beta2, eps, weightDecay, /*grad_scale=*/Value());
       Value newParam = update.getNewParam();
       if (masterIndices[i]) {
         masters.push_back({newParam, *masterIndices[i]});

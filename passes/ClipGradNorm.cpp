@@ -63,8 +63,14 @@ struct ClipGradNormPass : zero::impl::ClipGradNormBase<ClipGradNormPass> {
     Value total;
     bool sharded = false;
     for (nn::AdamWOp update : updates) {
-      Value squares =
-          nn::SumSquaresOp::create(b, loc, scalar, update.getGrad());
+      // The moments are arguments named after the parameter whatever
+      // precision and stage (the parameter may be a master or a shard).
+      auto moment = cast<BlockArgument>(update.getExpAvg());
+      StringRef name = getArgString(func, moment.getArgNumber(),
+                                    kAdamMAttrName);
+      Value squares = nn::SumSquaresOp::create(
+          b, loc, scalar, update.getGrad(),
+          name.empty() ? StringAttr() : b.getStringAttr(name));
       total = total ? nn::AddOp::create(b, loc, total, squares) : squares;
       sharded |= update.getGrad().getDefiningOp<ReduceScatterOp>() != nullptr;
     }

@@ -180,9 +180,8 @@ struct InsertCollectivesPass
     auto shardUpdate = nn::AdamWOp::create(
         b, loc, shardType, shardType, shardType, stateShard, gradShard,
         update.getExpAvg(), update.getExpAvgSq(), update.getLr(),
-        update.getStep(), update.getGradScale(), update.getBeta1Attr(),
-        update.getBeta2Attr(), update.getEpsAttr(),
-        update.getWeightDecayAttr());
+        update.getStep(), update.getBeta1(), update.getBeta2(),
+        update.getEps(), update.getWeightDecay(), update.getGradScale());
 
     // The new state goes back to its argument; a bfloat16 parameter is cast
     // from the new master shard, then gathered unless it is sharded too.

@@ -119,9 +119,10 @@ LogicalResult KernelLowering::lowerAdamW(nn::AdamWOp update) {
   Value scale = update.getGradScale() ? buf(update.getGradScale()) : Value();
   zrt::AdamWOp::create(b, loc, buf(update.getParam()), buf(update.getGrad()),
                        buf(update.getExpAvg()), buf(update.getExpAvgSq()), p,
-                       m, v, buf(update.getLr()), buf(update.getStep()), scale,
-                       f32(b, update.getBeta1()), f32(b, update.getBeta2()),
-                       f32(b, update.getEps()), f32(b, update.getWeightDecay()));
+                       m, v, buf(update.getLr()), buf(update.getStep()),
+                       buf(update.getBeta1()), buf(update.getBeta2()),
+                       buf(update.getEps()), buf(update.getWeightDecay()),
+                       scale);
   return success();
 }
 
@@ -306,6 +307,8 @@ std::optional<LogicalResult> KernelLowering::lower(Operation *op) {
       .Case([&](nn::SumSquaresOp sum) {
         Value y = out(sum);
         zrt::SumSquaresOp::create(b, loc, buf(sum.getInput()), y);
+        if (std::optional<StringRef> param = sum.getParam())
+          zrt::WatchGradientOp::create(b, loc, y, *param);
         return success();
       })
       .Case([&](nn::ClipCoefficientOp clip) {

@@ -60,8 +60,10 @@ def AdamW : Pass<"zero-adamw", "::mlir::ModuleOp"> {
     Input: `@train_step` returning the loss and one gradient per parameter.
     Output: `@train_step` that also takes, per parameter, the two AdamW
     moments (arguments marked `nn.adam_m` / `nn.adam_v` with the parameter's
-    name) and the scalar learning rate and step (`nn.hyper = "lr"` /
-    `"step"`), applies `nn.adamw`, and returns the loss followed by the new
+    name) and the scalar hyperparameters (`nn.hyper = "lr"`, `"step"`,
+    `"beta1"`, `"beta2"`, `"eps"`, `"weight_decay"`: the runtime fills them
+    from its flags, so they are not compile-time options), applies
+    `nn.adamw`, and returns the loss followed by the new
     parameters, first moments and second moments. Each state result carries
     `zero.updates = <argument index>`: the runtime stores it back into that
     argument's buffer.
@@ -71,13 +73,6 @@ def AdamW : Pass<"zero-adamw", "::mlir::ModuleOp"> {
     master rounded to bfloat16 (`nn.cast`). The new masters are returned
     after the new parameters: 2 + 2 + 12 bytes per parameter in all.
   }];
-  let options = [
-    Option<"beta1", "beta1", "float", "0.9f", "AdamW beta1">,
-    Option<"beta2", "beta2", "float", "0.999f", "AdamW beta2">,
-    Option<"eps", "eps", "float", "1e-8f", "AdamW epsilon">,
-    Option<"weightDecay", "weight-decay", "float", "0.01f",
-           "Decoupled weight decay">,
-  ];
   let dependentDialects = ["::zero::nn::NNDialect"];
 }
 

@@ -105,6 +105,10 @@ describeArgument(func::FuncOp func, unsigned index, StringRef passName) {
             .Case("lr", ZRT_ROLE_LR)
             .Case("step", ZRT_ROLE_STEP)
             .Case("max_norm", ZRT_ROLE_MAX_NORM)
+            .Case("beta1", ZRT_ROLE_BETA1)
+            .Case("beta2", ZRT_ROLE_BETA2)
+            .Case("eps", ZRT_ROLE_EPS)
+            .Case("weight_decay", ZRT_ROLE_WEIGHT_DECAY)
             .Default(std::nullopt);
     if (!role)
       return error() << "has an unknown " << kHyperAttrName << " \"" << hyper

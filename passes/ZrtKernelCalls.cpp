@@ -184,6 +184,7 @@ std::optional<LogicalResult> lowerKernelCall(CallEmitter &emit, Operation *op) {
                  numel(s.getX()));
         return Result(success());
       })
+
       .Case([&](ClipCoefficientOp c) {
         ZRT_CALL(zrt_clip_coefficient, p(c.getTotalSq()), p(c.getMaxNorm()),
                  p(c.getCoefficient()));
@@ -196,8 +197,8 @@ std::optional<LogicalResult> lowerKernelCall(CallEmitter &emit, Operation *op) {
                  p(u.getGrad()), p(u.getExpAvg()), p(u.getExpAvgSq()),
                  p(u.getNewParam()), p(u.getNewExpAvg()),
                  p(u.getNewExpAvgSq()), numel(u.getParam()), p(u.getLr()),
-                 p(u.getStep()), scale, f32(u.getBeta1()), f32(u.getBeta2()),
-                 f32(u.getEps()), f32(u.getWeightDecay()));
+                 p(u.getStep()), scale, p(u.getBeta1()), p(u.getBeta2()),
+                 p(u.getEps()), p(u.getWeightDecay()));
         return Result(success());
       })
       .Default([](Operation *) { return std::nullopt; });

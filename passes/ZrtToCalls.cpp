@@ -67,6 +67,11 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
                  f32(d.getInitScale()));
         return success();
       })
+      // Diagnostics.
+      .Case([&](WatchGradientOp w) {
+        ZRT_CALL(zrt_watch_gradient, p(w.getSumSquares()), Str{w.getParam()});
+        return success();
+      })
       // Memory.
       .Case([&](DeclareArenaOp arena) {
         ZRT_CALL(zrt_declare_arena, I32{int32_t(arena.getCategory())},

@@ -319,7 +319,7 @@ def NN_SoftmaxCrossEntropyGradOp : NN_Op<"softmax_cross_entropy_grad",
 def NN_AdamWOp : NN_Op<"adamw",
     [AllTypesMatch<["param", "exp_avg", "exp_avg_sq",
                     "new_param", "new_exp_avg", "new_exp_avg_sq"]>,
-     AllTypesMatch<["lr", "step"]>]> {
+     AllTypesMatch<["lr", "step", "beta1", "beta2", "eps", "weight_decay"]>]> {
   let summary = "one AdamW update of a parameter and its two moments";
   let description = [{
     Decoupled weight decay Adam, as `torch.optim.AdamW`, with bias correction
@@ -335,30 +335,32 @@ def NN_AdamWOp : NN_Op<"adamw",
     ```
 
     All four tensors have one shape: the whole parameter at stage 0, or this
-    rank's flat shard of it from stage 1 on. `lr` and `step` are runtime
-    scalars.
+    rank's flat shard of it from stage 1 on. The hyperparameters `lr`,
+    `step`, `beta1`, `beta2`, `eps` and `weight_decay` are runtime scalars
+    (arguments of the step function that the runtime fills from its flags),
+    so changing one needs no recompilation; the runtime checks their ranges.
 
     ```mlir
-    %p2, %m2, %v2 = nn.adamw %p, %g, %m, %v, lr = %lr, step = %step
-        {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.01 : f32}
+    %p2, %m2, %v2 = nn.adamw %p, %g, %m, %v, lr = %lr, step = %step,
+        beta1 = %beta1, beta2 = %beta2, eps = %eps, weight_decay = %wd
         : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
     ```
 
     Constraints:
-    - (C1) `beta1` and `beta2` lie in [0, 1); `eps` and `weight_decay` are
-      not negative.
-    - (C2) the gradient has the shape of the parameter.
+    - (C1) the gradient has the shape of the parameter.
   }];
   let arguments = (ins NN_F32Tensor:$param, NN_FloatTensor:$grad,
                        NN_F32Tensor:$exp_avg, NN_F32Tensor:$exp_avg_sq,
                        NN_F32Scalar:$lr, NN_F32Scalar:$step,
-                       Optional<NN_F32Scalar>:$grad_scale,
-                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$eps,
-                       F32Attr:$weight_decay);
+                       NN_F32Scalar:$beta1, NN_F32Scalar:$beta2,
+                       NN_F32Scalar:$eps, NN_F32Scalar:$weight_decay,
+                       Optional<NN_F32Scalar>:$grad_scale);
   let results = (outs NN_F32Tensor:$new_param, NN_F32Tensor:$new_exp_avg,
                       NN_F32Tensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` `lr` `=` $lr `,` `step` `=` $step
+    `,` `beta1` `=` $beta1 `,` `beta2` `=` $beta2 `,` `eps` `=` $eps `,`
+    `weight_decay` `=` $weight_decay
     (`,` `grad_scale` `=` $grad_scale^ `:` type($grad_scale))?
     attr-dict `:` type($param) `,` type($grad) `,` type($lr)
   }];

@@ -386,15 +386,20 @@ def NN_CastOp : NN_Op<"cast",
 def NN_SumSquaresOp : NN_Op<"sum_squares"> {
   let summary = "sum of the squared elements, in float32";
   let description = [{
-    This rank's part of a gradient's squared norm.
+    This rank's part of a gradient's squared norm. `param` names the
+    parameter whose gradient it is, when known: the runtime's
+    `--check-finite` then names the first parameter whose gradient is not
+    finite.
 
     ```mlir
-    %s = nn.sum_squares %g : tensor<96xbf16> -> tensor<f32>
+    %s = nn.sum_squares %g of "h.0.mlp.c_fc.weight" : tensor<96xbf16> -> tensor<f32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$input);
+  let arguments = (ins NN_FloatTensor:$input, OptionalAttr<StrAttr>:$param);
   let results = (outs NN_F32Scalar:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`of` $param^)? attr-dict `:` type($input) `->` type($result)
+  }];
 }
 
 def NN_ClipCoefficientOp : NN_Op<"clip_coefficient",

@@ -36,7 +36,12 @@ static_assert(int(Role::Features) == ZRT_ROLE_FEATURES &&
               int(Role::Positions) == ZRT_ROLE_POSITIONS &&
               int(Role::Master) == ZRT_ROLE_MASTER &&
               int(Role::MaxNorm) == ZRT_ROLE_MAX_NORM &&
-              int(Role::GradAccum) == ZRT_ROLE_GRAD_ACCUM);
+              int(Role::GradAccum) == ZRT_ROLE_GRAD_ACCUM &&
+              int(Role::Beta1) == ZRT_ROLE_BETA1 &&
+              int(Role::Beta2) == ZRT_ROLE_BETA2 &&
+              int(Role::Eps) == ZRT_ROLE_EPS &&
+              int(Role::WeightDecay) == ZRT_ROLE_WEIGHT_DECAY &&
+              getMaxEnumValForRole() == ZRT_ROLE_WEIGHT_DECAY);
 static_assert(int(Init::Zeros) == ZRT_INIT_ZEROS &&
               int(Init::Uniform) == ZRT_INIT_UNIFORM &&
               int(Init::Normal) == ZRT_INIT_NORMAL &&

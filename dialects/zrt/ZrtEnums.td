@@ -36,7 +36,11 @@ def Zrt_Role : I32EnumAttr<"Role", "what a program argument is", [
     I32EnumAttrCase<"Positions", 9, "positions">,
     I32EnumAttrCase<"Master", 10, "master">,
     I32EnumAttrCase<"MaxNorm", 11, "max_norm">,
-    I32EnumAttrCase<"GradAccum", 12, "grad_accum">]> {
+    I32EnumAttrCase<"GradAccum", 12, "grad_accum">,
+    I32EnumAttrCase<"Beta1", 13, "beta1">,
+    I32EnumAttrCase<"Beta2", 14, "beta2">,
+    I32EnumAttrCase<"Eps", 15, "eps">,
+    I32EnumAttrCase<"WeightDecay", 16, "weight_decay">]> {
   let cppNamespace = "::zero::zrt";
 }
 

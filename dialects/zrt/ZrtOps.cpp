@@ -257,13 +257,23 @@ LogicalResult SliceColsGradOp::verify() {
   return verifySlice(*this, getDx(), getDy(), getOffset());
 }
 
+LogicalResult WatchGradientOp::verify() {
+  if (getNumElements(getSumSquares()) != 1)
+    return emitOpError("expects a one-element squared norm, got ")
+           << getSumSquares().getType();
+  if (getParam().empty())
+    return emitOpError("expects the name of a parameter");
+  return success();
+}
+
 LogicalResult AdamWOp::verify() {
   if (failed(checkElements(*this, "the gradient", getGrad(),
                            getNumElements(getParam()))))
     return failure();
-  for (Value scalar : {getLr(), getStep()})
-    if (getNumElements(scalar) != 1)
-      return emitOpError("expects lr and step of one element");
+  // The six hyperparameters share one type.
+  if (getNumElements(getLr()) != 1)
+    return emitOpError("expects hyperparameters of one element, got ")
+           << getLr().getType();
   return success();
 }
 

@@ -508,6 +508,25 @@ def Zrt_SumSquaresOp : Zrt_Op<"sum_squares"> {
   let assemblyFormat = "$x `->` $out attr-dict `:` type($x) `->` type($out)";
 }
 
+def Zrt_WatchGradientOp : Zrt_Op<"watch_gradient"> {
+  let summary = "shows the runtime a gradient's squared norm, by name";
+  let description = [{
+    `zrt_watch_gradient`: `sum_squares` (one element, just written by
+    `zrt.sum_squares`) is this rank's part of the squared norm of the
+    gradient of parameter `param`. The runtime ignores it unless the run has
+    `--check-finite`: then it reads the value, and when the step's gradient
+    norm is not finite it names the first parameter, in this order, whose
+    part is not finite on some rank.
+
+    ```mlir
+    zrt.watch_gradient %sq of "h.0.mlp.c_fc.weight" : memref<f32>
+    ```
+  }];
+  let arguments = (ins Zrt_F32Buffer:$sum_squares, StrAttr:$param);
+  let assemblyFormat = "$sum_squares `of` $param attr-dict `:` type($sum_squares)";
+  let hasVerifier = 1;
+}
+
 def Zrt_ClipCoefficientOp : Zrt_Op<"clip_coefficient"> {
   let summary = "min(1, max_norm / (sqrt(total_sq) + 1e-6))";
   let arguments = (ins Zrt_F32Buffer:$total_sq, Zrt_F32Buffer:$max_norm,
@@ -520,25 +539,29 @@ def Zrt_ClipCoefficientOp : Zrt_Op<"clip_coefficient"> {
 
 def Zrt_AdamWOp : Zrt_Op<"adamw", [
     AllTypesMatch<["param", "exp_avg", "exp_avg_sq", "new_param",
-                   "new_exp_avg", "new_exp_avg_sq"]>]> {
+                   "new_exp_avg", "new_exp_avg_sq"]>,
+    AllTypesMatch<["lr", "step", "beta1", "beta2", "eps", "weight_decay"]>]> {
   let summary = "one AdamW update of float32 parameters and moments";
   let description = [{
     `zrt_adamw`: the gradient `grad` (its type sets the dtype), scaled by
     `grad_scale` when present, updates `param`, `exp_avg` and `exp_avg_sq`
-    into the `new_*` buffers (in place when they are the same).
+    into the `new_*` buffers (in place when they are the same). The
+    hyperparameters are one-element buffers that the runtime fills.
   }];
   let arguments = (ins Zrt_F32Buffer:$param, Zrt_FloatBuffer:$grad,
                        Zrt_F32Buffer:$exp_avg, Zrt_F32Buffer:$exp_avg_sq,
                        Zrt_F32Buffer:$new_param, Zrt_F32Buffer:$new_exp_avg,
                        Zrt_F32Buffer:$new_exp_avg_sq, Zrt_F32Buffer:$lr,
-                       Zrt_F32Buffer:$step, Optional<Zrt_F32Buffer>:$grad_scale,
-                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$eps,
-                       F32Attr:$weight_decay);
+                       Zrt_F32Buffer:$step, Zrt_F32Buffer:$beta1,
+                       Zrt_F32Buffer:$beta2, Zrt_F32Buffer:$eps,
+                       Zrt_F32Buffer:$weight_decay,
+                       Optional<Zrt_F32Buffer>:$grad_scale);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `->` $new_param `,`
-    $new_exp_avg `,` $new_exp_avg_sq `lr` $lr `step` $step
+    $new_exp_avg `,` $new_exp_avg_sq `lr` $lr `step` $step `beta1` $beta1
+    `beta2` $beta2 `eps` $eps `weight_decay` $weight_decay
     (`scale` $grad_scale^)? attr-dict `:` type($param) `,` type($grad) `,`
-    type($lr) `,` type($step) (`,` type($grad_scale)^)?
+    type($lr) (`,` type($grad_scale)^)?
   }];
   let hasVerifier = 1;
 }

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 10
+#define ZRT_ABI_VERSION 11
 
 typedef struct zrt_context zrt_context;
 
@@ -70,9 +70,14 @@ typedef enum zrt_role {
                             and loaded like that parameter                */
   ZRT_ROLE_MAX_NORM = 11,/* scalar float32 gradient-clipping threshold
                             (--clip-grad-norm; 0 disables clipping)       */
-  ZRT_ROLE_GRAD_ACCUM = 12 /* float32 accumulator of the reduced gradient
+  ZRT_ROLE_GRAD_ACCUM = 12,/* float32 accumulator of the reduced gradient
                             of the named parameter (full or shard) over
                             the micro-batches of a step; zeroed          */
+  ZRT_ROLE_BETA1 = 13,   /* scalar float32 AdamW beta1 (--adam-beta1)     */
+  ZRT_ROLE_BETA2 = 14,   /* scalar float32 AdamW beta2 (--adam-beta2)     */
+  ZRT_ROLE_EPS = 15,     /* scalar float32 AdamW epsilon (--adam-eps)     */
+  ZRT_ROLE_WEIGHT_DECAY = 16 /* scalar float32 decoupled weight decay
+                            (--weight-decay)                             */
 } zrt_role;
 
 /* How a parameter is initialised. Values are drawn from a counter-based
@@ -209,6 +214,18 @@ typedef enum zrt_epilogue {
 #define ZRT_KERNEL(name, backend_name, params, args) void zrt_##name params;
 #include "zrt_kernels.def"
 #undef ZRT_KERNEL
+
+/*===--- Diagnostics ------------------------------------------------------===*/
+
+/* `sum_squares` (one float32 element that zrt_sum_squares has just written,
+ * device memory on a GPU) is this rank's part of the squared norm of the
+ * gradient of parameter `param` (NUL-terminated, alive as long as the
+ * program). Free unless the run has --check-finite: then the runtime reads
+ * the value, and when the step's gradient norm is not finite names the
+ * first parameter, in the order of these calls, whose part is not finite on
+ * some rank. The program makes the calls in the same order on every rank. */
+void zrt_watch_gradient(zrt_context *ctx, const float *sum_squares,
+                        const char *param);
 
 /*===--- Collectives over the data-parallel group (MPI on the CPU) --------===*
  * bf16 tensors travel as bf16 (2 bytes an element); sums of bf16 accumulate

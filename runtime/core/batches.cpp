@@ -82,6 +82,18 @@ void Batches::fill(int64_t step, int64_t micro,
     case ZRT_ROLE_MAX_NORM:
       scalar = options.clipGradNorm;
       break;
+    case ZRT_ROLE_BETA1:
+      scalar = options.beta1;
+      break;
+    case ZRT_ROLE_BETA2:
+      scalar = options.beta2;
+      break;
+    case ZRT_ROLE_EPS:
+      scalar = options.eps;
+      break;
+    case ZRT_ROLE_WEIGHT_DECAY:
+      scalar = options.weightDecay;
+      break;
     default:
       continue;
     }

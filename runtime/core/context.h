@@ -80,6 +80,14 @@ struct CollectiveCounters {
   std::array<int64_t, NumCollectiveKinds> bytes{};
 };
 
+/// --check-finite: the gradients zrt_watch_gradient showed in this step, in
+/// order, and the first whose squared norm (this rank's part) is not finite.
+struct GradientWatch {
+  bool enabled = false;
+  std::vector<const char *> params;
+  int64_t firstNonFinite = -1;
+};
+
 const char *categoryName(int category);
 const char *collectiveName(int kind);
 
@@ -129,6 +137,7 @@ struct zrt_context {
   /// global gradient norm into the runtime's step scalars (the driver
   /// clears it before each step).
   bool gradNormRecorded = false;
+  zrt::GradientWatch gradientWatch;
   /// Runs the CPU transport's collectives (cpu/mpi_transport.h): on a thread
   /// of its own with MPI, inline without.
   std::unique_ptr<zrt::CommQueue> commQueue;

@@ -261,6 +261,30 @@ static std::string nonFiniteStep(const StepResult &result) {
          describeValue(result.loss) + ")";
 }
 
+/// --check-finite: the first parameter, in the program's order, whose
+/// gradient is not finite on some rank (at stages 2-3 each rank sees its
+/// shard), agreed by every rank; "" when the program watched none or all
+/// were finite. Collective: every rank calls it.
+static std::string firstNonFiniteGradient(zrt_context *ctx) {
+  const GradientWatch &watch = ctx->gradientWatch;
+  long long mine = watch.firstNonFinite >= 0 ? watch.firstNonFinite
+                                             : (long long)INT64_MAX,
+            first = mine;
+  if (ctx->comm != MPI_COMM_NULL) {
+    CommOp op;
+    op.run = [&] {
+      ZRT_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_LONG_LONG, MPI_MIN,
+                                  ctx->comm));
+    };
+    op.kind = "all_reduce (--check-finite's first non-finite gradient)";
+    op.tensorBytes = sizeof(long long);
+    ctx->commQueue->wait(ctx->commQueue->start(std::move(op)), nullptr);
+  }
+  if (first < 0 || first >= (long long)watch.params.size())
+    return "";
+  return watch.params[first];
+}
+
 /// The functions a compiled program exports (zrt.h); `apply` and `eval`
 /// may be null in hand-written programs.
 struct ProgramEntries {
@@ -302,6 +326,8 @@ static StepResult runStep(zrt_context *ctx, int64_t step,
   // Each micro-batch's loss is its share of the step's mean.
   float loss = 0;
   ctx->gradNormRecorded = false;
+  ctx->gradientWatch.params.clear();
+  ctx->gradientWatch.firstNonFinite = -1;
   for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
     batches.fill(step, micro, buffers, options);
     loss += runLossFunction(ctx, program.step, buffers, seconds);
@@ -423,6 +449,14 @@ static void train(zrt_context *ctx, const Options &options,
     // together, before this step's checkpoint: its update has used the
     // non-finite gradients, and the last good checkpoint stays the latest.
     std::string nonFinite = nonFiniteStep(result);
+    if (!nonFinite.empty() && options.checkFinite) {
+      std::string param = firstNonFiniteGradient(ctx);
+      nonFinite += param.empty()
+                       ? "; every parameter's gradient is finite"
+                       : "; the first parameter whose gradient is not "
+                         "finite: " +
+                             param;
+    }
     if (!nonFinite.empty())
       leaveAll(ctx,
                "step " + std::to_string(step + 1) + ": " + nonFinite +
@@ -432,7 +466,12 @@ static void train(zrt_context *ctx, const Options &options,
                         ? ""
                         : " (no checkpoint of this step)") +
                    " (lower --lr, clip with --clip-grad-norm, or check the "
-                   "data)",
+                   "data" +
+                   (options.checkFinite
+                        ? ""
+                        : "; --check-finite names the first parameter whose "
+                          "gradient is not finite") +
+                   ")",
                ExitFailed);
     if (validation && ((step + 1) % options.evalEvery == 0 ||
                        step + 1 == options.steps))
@@ -507,6 +546,7 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
     leaveAll(ctx, "", ExitOk);
   }
   ctx->checkCollectives = options.checkCollectives;
+  ctx->gradientWatch.enabled = options.checkFinite;
   if (options.collectiveTimeout > 0) {
     ctx->commQueue->setTimeout(options.collectiveTimeout);
     // The CUDA backend, chosen below, reads its watchdog from here too.

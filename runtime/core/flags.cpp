@@ -32,6 +32,10 @@ std::string usage(const char *program) {
          "                       allocates and initialises, then prints the\n"
          "                       memory ledger\n"
          "  --lr=F               AdamW learning rate (default 0.001)\n"
+         "  --adam-beta1=F       AdamW beta1, in [0, 1) (default 0.9)\n"
+         "  --adam-beta2=F       AdamW beta2, in [0, 1) (default 0.999)\n"
+         "  --adam-eps=F         AdamW epsilon (default 1e-08)\n"
+         "  --weight-decay=F     decoupled weight decay (default 0.01)\n"
          "  --seed=N             seed for parameter init and data (default "
          "1234)\n"
          "  --clip-grad-norm=F   clip the global gradient norm to F (default 0:"
@@ -82,6 +86,9 @@ std::string usage(const char *program) {
          "                       kernels and collectives (ui.perfetto.dev) "
          "and\n"
          "                       print how much collective time was exposed\n"
+         "  --check-finite       when the gradient norm is not finite, name\n"
+         "                       the first parameter whose gradient is not\n"
+         "                       (debugging: a synchronisation a parameter)\n"
          "  --check-collectives  before each collective, check that every\n"
          "                       rank runs the same one (debugging; CPU)\n"
          "  --collective-timeout=S  seconds a rank waits for a collective\n"
@@ -151,7 +158,9 @@ static bool isValueFlag(const std::string &flag) {
          flag == "--keep" || flag == "--lr-schedule" ||
          flag == "--warmup-steps" || flag == "--min-lr" ||
          flag == "--log-every" || flag == "--eval-every" ||
-         flag == "--eval-steps" || isPathFlag(flag);
+         flag == "--eval-steps" || flag == "--adam-beta1" ||
+         flag == "--adam-beta2" || flag == "--adam-eps" ||
+         flag == "--weight-decay" || isPathFlag(flag);
 }
 
 static bool parseDevice(const std::string &text, std::string &out) {
@@ -198,6 +207,15 @@ static bool applyValue(const std::string &flag, const std::string &value,
                   : flag == "--eval-every" ? options.evalEvery
                                            : options.evalSteps);
     expected = "a positive integer";
+  } else if (flag == "--adam-beta1" || flag == "--adam-beta2") {
+    float &beta = flag == "--adam-beta1" ? options.beta1 : options.beta2;
+    ok = parseNonNegative(value, beta) && beta < 1.0f;
+    expected = "a number in [0, 1)";
+  } else if (flag == "--adam-eps" || flag == "--weight-decay") {
+    ok = parseNonNegative(value,
+                          flag == "--adam-eps" ? options.eps
+                                               : options.weightDecay);
+    expected = "a non-negative number";
   } else if (flag == "--min-lr") {
     ok = parseNonNegative(value, options.minLr);
     expected = "a non-negative number";
@@ -258,7 +276,8 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
     std::string flag = arg.substr(0, eq);
     bool hasValue = eq != std::string::npos;
     if (flag == "--help" || flag == "-h" || flag == "--quiet-memory" ||
-        flag == "--dump-batch" || flag == "--check-collectives") {
+        flag == "--dump-batch" || flag == "--check-collectives" ||
+        flag == "--check-finite") {
       if (hasValue) {
         error = flag + " takes no value";
         return false;
@@ -266,6 +285,7 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
       (flag == "--quiet-memory"         ? options.quietMemory
        : flag == "--dump-batch"         ? options.dumpBatch
        : flag == "--check-collectives" ? options.checkCollectives
+       : flag == "--check-finite"       ? options.checkFinite
                                         : options.help) = true;
       continue;
     }

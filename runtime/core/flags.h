@@ -15,6 +15,12 @@ struct Options {
   uint64_t seed = 1234;
   /// Gradient-clipping threshold for ZRT_ROLE_MAX_NORM; 0 disables it.
   float clipGradNorm = 0.0f;
+  /// AdamW's hyperparameters (ZRT_ROLE_BETA1 ...); the defaults are
+  /// torch.optim.AdamW's.
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weightDecay = 0.01f;
   std::string data;     // token file of an LM program
   std::string initFrom; // safetensors to load parameters from
   std::string save;     // safetensors to write after the last step
@@ -55,6 +61,9 @@ struct Options {
   double collectiveTimeout = 0;
   /// --check-collectives: every collective compared across ranks first.
   bool checkCollectives = false;
+  /// --check-finite: a non-finite gradient norm names the first parameter
+  /// whose gradient is not finite (zrt_watch_gradient).
+  bool checkFinite = false;
   bool quietMemory = false;
   bool help = false;
   /// Hidden, for tests: print the batches of the first --steps steps as

@@ -22,8 +22,10 @@ const char *roleName(int32_t role) {
   static const char *const names[] = {
       "features", "labels", "param",   "adam_m",    "adam_v", "lr",
       "step",     "tokens", "targets", "positions", "master", "max_norm",
-      "grad_accum"};
-  if (role < 0 || role > ZRT_ROLE_GRAD_ACCUM)
+      "grad_accum", "beta1", "beta2", "eps", "weight_decay"};
+  static_assert(sizeof(names) / sizeof(names[0]) == ZRT_ROLE_WEIGHT_DECAY + 1,
+                "a zrt_role without a name");
+  if (role < 0 || role > ZRT_ROLE_WEIGHT_DECAY)
     return "unknown role";
   return names[role];
 }
@@ -36,7 +38,9 @@ static bool isState(int32_t role) {
 
 static bool isScalar(int32_t role) {
   return role == ZRT_ROLE_LR || role == ZRT_ROLE_STEP ||
-         role == ZRT_ROLE_MAX_NORM;
+         role == ZRT_ROLE_MAX_NORM || role == ZRT_ROLE_BETA1 ||
+         role == ZRT_ROLE_BETA2 || role == ZRT_ROLE_EPS ||
+         role == ZRT_ROLE_WEIGHT_DECAY;
 }
 
 static bool isInt32(int32_t role) {
@@ -132,7 +136,7 @@ static std::string validateArg(const zrt_context *ctx, const ArgDesc &arg,
   if (!arg.declared)
     return "argument " + str(index) + " was never declared";
   std::string what = "argument " + str(index) + " ('" + arg.name + "')";
-  if (arg.role < ZRT_ROLE_FEATURES || arg.role > ZRT_ROLE_GRAD_ACCUM)
+  if (arg.role < ZRT_ROLE_FEATURES || arg.role > ZRT_ROLE_WEIGHT_DECAY)
     return what + " has an unknown role " + str(arg.role);
   what = roleName(arg.role) + std::string(" ") + what;
   if (dtypeBytes(arg.dtype) == 0)

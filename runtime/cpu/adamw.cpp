@@ -19,8 +19,11 @@ using namespace zrt;
 void zrt::cpu::adamw(zrt_context *, int32_t gradDtype, const float *p,
                      const void *g, const float *m, const float *v, float *pOut,
                      float *mOut, float *vOut, int64_t n, const float *lr,
-                     const float *step, const float *gradScale, float beta1,
-                     float beta2, float eps, float weightDecay) {
+                     const float *step, const float *gradScale,
+                     const float *beta1Slot, const float *beta2Slot,
+                     const float *epsSlot, const float *weightDecaySlot) {
+  const float beta1 = beta1Slot[0], beta2 = beta2Slot[0], eps = epsSlot[0],
+              weightDecay = weightDecaySlot[0];
   double t = step[0];
   double biasCorrection1 = 1.0 - std::pow((double)beta1, t);
   double biasCorrection2 = 1.0 - std::pow((double)beta2, t);

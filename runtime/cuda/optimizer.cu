@@ -8,10 +8,11 @@
 // to run. clip_coefficient is one thread: its inputs live on the device.
 //
 // AdamW follows the CPU backend (itself torch.optim.AdamW's single-tensor
-// path) operation for operation. Its step-dependent scalars (bias
-// corrections in double, the decay factor, the step size) come from device
-// buffers (lr, step, grad_scale), so thread 0 of each block derives them
-// once into shared memory rather than every thread calling a double pow.
+// path) operation for operation. Its hyperparameters and step-dependent
+// scalars (bias corrections in double, the decay factor, the step size) come
+// from device buffers (lr, step, betas, eps, weight decay, grad_scale), so
+// thread 0 of each block derives them once into shared memory rather than
+// every thread calling a double pow.
 // p/m/v may be updated in place: each thread reads an element's p, m, v and
 // g before writing it.
 //
@@ -63,8 +64,8 @@ void clipCoefficient(zrt_context *ctx, const float *totalSq,
 void adamw(zrt_context *ctx, int32_t gradDtype, const float *p, const void *g,
            const float *m, const float *v, float *pOut, float *mOut,
            float *vOut, int64_t n, const float *lr, const float *step,
-           const float *gradScale, float beta1, float beta2, float eps,
-           float weightDecay) {
+           const float *gradScale, const float *beta1, const float *beta2,
+           const float *eps, const float *weightDecay) {
   dispatchDtype("zrt_adamw", gradDtype, [&](auto tag) {
     using T = decltype(tag);
     if (n <= 0)

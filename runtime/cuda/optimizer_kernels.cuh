@@ -78,10 +78,16 @@ template <typename T>
 __global__ void
 adamwKernel(const float *p, const T *g, const float *m, const float *v,
             float *pOut, float *mOut, float *vOut, int64_t n, const float *lr,
-            const float *step, const float *gradScale, float beta1, float beta2,
-            float eps, float weightDecay) {
-  __shared__ float decay, stepSize, biasCorrection2Sqrt, scale;
+            const float *step, const float *gradScale, const float *beta1Slot,
+            const float *beta2Slot, const float *epsSlot,
+            const float *weightDecaySlot) {
+  __shared__ float beta1, beta2, eps, decay, stepSize, biasCorrection2Sqrt,
+      scale;
   if (threadIdx.x == 0) {
+    beta1 = beta1Slot[0];
+    beta2 = beta2Slot[0];
+    eps = epsSlot[0];
+    const float weightDecay = weightDecaySlot[0];
     const double t = step[0];
     const double biasCorrection1 = 1.0 - pow((double)beta1, t);
     const double biasCorrection2 = 1.0 - pow((double)beta2, t);

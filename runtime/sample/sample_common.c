@@ -23,7 +23,17 @@ static int momentArg(const struct SampleState *s, int i, int which) {
   return s->first + (SAMPLE_BF16 ? 2 : 1) * s->count + which * s->count + i;
 }
 
+/* AdamW's beta1, beta2, eps and weight decay: scalars after the moments. */
+enum { NUM_ADAMW_HYPER = 4 };
+static int adamwHyperArg(const struct SampleState *s, int which) {
+  return momentArg(s, s->count - 1, 1) + 1 + which;
+}
+
 int sampleDeclareState(zrt_context *ctx, const struct SampleState *s) {
+  static const char *const hyperNames[NUM_ADAMW_HYPER] = {
+      "beta1", "beta2", "eps", "weight_decay"};
+  static const int32_t hyperRoles[NUM_ADAMW_HYPER] = {
+      ZRT_ROLE_BETA1, ZRT_ROLE_BETA2, ZRT_ROLE_EPS, ZRT_ROLE_WEIGHT_DECAY};
   char name[128];
   for (int i = 0; i < s->count; ++i) {
     const struct SampleParam *p = &s->params[i];
@@ -41,7 +51,10 @@ int sampleDeclareState(zrt_context *ctx, const struct SampleState *s) {
     zrt_declare_arg(ctx, momentArg(s, i, 1), name, ZRT_ROLE_ADAM_V, ZRT_F32,
                     p->rank, p->dim0, d1, 0, 0, SHARD_STATE, 0, 0.0f);
   }
-  return momentArg(s, s->count - 1, 1) + 1;
+  for (int k = 0; k < NUM_ADAMW_HYPER; ++k)
+    zrt_declare_arg(ctx, adamwHyperArg(s, k), hyperNames[k], hyperRoles[k],
+                    ZRT_F32, 0, 0, 0, 0, 0, 0, 0, 0.0f);
+  return adamwHyperArg(s, NUM_ADAMW_HYPER - 1) + 1;
 }
 
 void *sampleGather(zrt_context *ctx, void **args, const struct SampleState *s,
@@ -85,7 +98,8 @@ static void applyAdamW(zrt_context *ctx, void **args,
   void *param = args[s->first + i];
   float *m = args[momentArg(s, i, 0)], *v = args[momentArg(s, i, 1)];
   const float *lr = args[s->lrArg], *t = args[s->stepArg];
-  const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
+  const float *b1 = args[adamwHyperArg(s, 0)], *b2 = args[adamwHyperArg(s, 1)];
+  const float *eps = args[adamwHyperArg(s, 2)], *wd = args[adamwHyperArg(s, 3)];
   float *p = SAMPLE_BF16 ? (float *)args[masterArg(s, i)] : NULL;
   float *slice = NULL;
   if (!p && SHARD_STATE && !SHARD_PARAMS) {

@@ -63,8 +63,9 @@ int64_t sampleNumel(const struct SampleParam *p);
 int64_t sampleShard(int64_t numel);
 void *sampleAlloc(zrt_context *ctx, int64_t elements, int32_t category);
 
-/* Declares the parameter, master and moment arguments; returns the index
- * after the last one. */
+/* Declares the parameter, master and moment arguments, then AdamW's four
+ * scalar hyperparameters (beta1, beta2, eps, weight decay); returns the
+ * index after the last one. */
 int sampleDeclareState(zrt_context *ctx, const struct SampleState *s);
 
 /* The full parameter i: the argument itself, or (stage 3) a gathered copy

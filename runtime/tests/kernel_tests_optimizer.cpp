@@ -13,7 +13,8 @@ namespace {
 void testAdamW(zrt_context *ctx, Checker &check, int32_t gradDtype,
                const float *gradScale) {
   const int64_t n = 29;
-  const float b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.1f, lr = 1e-2f;
+  // Not torch's defaults, so that a kernel reading the wrong slot shows.
+  const float b1 = 0.8f, b2 = 0.95f, eps = 1e-6f, wd = 0.1f, lr = 1e-2f;
   const double scale = gradScale ? *gradScale : 1.0;
   auto p = randomVector(n);
   std::vector<float> m(n, 0.0f), v(n, 0.0f);
@@ -36,9 +37,10 @@ void testAdamW(zrt_context *ctx, Checker &check, int32_t gradDtype,
     }
     zrt_adamw(ctx, gradDtype, pIn.data(), gT.data(), mIn.data(), vIn.data(),
               pOut.data(), mOut.data(), vOut.data(), n, &lr, &step, gradScale,
-              b1, b2, eps, wd);
+              &b1, &b2, &eps, &wd);
     zrt_adamw(ctx, gradDtype, p.data(), gT.data(), m.data(), v.data(), p.data(),
-              m.data(), v.data(), n, &lr, &step, gradScale, b1, b2, eps, wd);
+              m.data(), v.data(), n, &lr, &step, gradScale, &b1, &b2, &eps,
+              &wd);
     inPlaceSame &= p == pOut && m == mOut && v == vOut;
     pIn = pOut;
     mIn = mOut;

@@ -840,7 +840,8 @@ void testOptimizer(Harness &h, Shapes shapes) {
             const float *scale = scaled ? buf.scalar(0.5f) : nullptr;
             zrt_adamw(ctx, dtype, pIn, buf.floats(dtype, g, mis), mIn, vIn,
                       pOut, mOut, vOut, n, buf.scalar(1e-3f), buf.scalar(3.0f),
-                      scale, 0.9f, 0.999f, 1e-8f, 0.01f);
+                      scale, buf.scalar(0.8f), buf.scalar(0.95f),
+                      buf.scalar(1e-6f), buf.scalar(0.1f));
             return std::vector<void *>{pOut, mOut, vOut};
           });
         }

@@ -90,21 +90,13 @@ func.func @softmax_cross_entropy_grad_c1(%logits: tensor<8x10xf32>, %labels: ten
 
 // -----
 
-func.func @adamw_c1(%p: tensor<9xf32>, %lr: tensor<f32>) {
-  // expected-error @+1 {{'nn.adamw' op (C1) beta1 and beta2 must lie in [0, 1), got 1.000000e+00 and 9.990000e-01}}
-  %a, %b, %c = nn.adamw %p, %p, %p, %p, lr = %lr, step = %lr
-      {beta1 = 1.0 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.0 : f32}
-      : tensor<9xf32>, tensor<9xf32>, tensor<f32>
-  return
-}
-
-// -----
-
-func.func @adamw_c1_eps(%p: tensor<9xf32>, %lr: tensor<f32>) {
-  // expected-error @+1 {{'nn.adamw' op (C1) eps and weight_decay must not be negative}}
-  %a, %b, %c = nn.adamw %p, %p, %p, %p, lr = %lr, step = %lr
-      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = -1.0 : f32, weight_decay = 0.0 : f32}
-      : tensor<9xf32>, tensor<9xf32>, tensor<f32>
+func.func @adamw_hyper_type(%p: tensor<9xf32>, %lr: tensor<f32>, %b1: tensor<1xf32>) {
+  // The custom form gives all six scalars one type; the generic one can not.
+  // expected-error @+1 {{'nn.adamw' op operand #6 must be 0D tensor of 32-bit float values, but got 'tensor<1xf32>'}}
+  %a, %b, %c = "nn.adamw"(%p, %p, %p, %p, %lr, %lr, %b1, %lr, %lr, %lr)
+      {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0>}
+      : (tensor<9xf32>, tensor<9xf32>, tensor<9xf32>, tensor<9xf32>, tensor<f32>, tensor<f32>,
+         tensor<1xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<9xf32>, tensor<9xf32>, tensor<9xf32>)
   return
 }
 

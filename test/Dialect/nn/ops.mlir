@@ -43,10 +43,11 @@ func.func @backward_ops(%x: tensor<8x3xf32>, %dy: tensor<8x3xf32>, %labels: tens
 
 // CHECK-LABEL: func @optimizer
 func.func @optimizer(%p: tensor<96xf32>, %g: tensor<96xf32>, %m: tensor<96xf32>, %v: tensor<96xf32>,
-                     %lr: tensor<f32>, %step: tensor<f32>) -> (tensor<96xf32>, tensor<96xf32>, tensor<96xf32>) {
-  // CHECK: nn.adamw %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, lr = %{{.*}}, step = %{{.*}} {beta1 = 0.899999976 : f32, beta2 = 9.990000e-01 : f32, eps = 9.99999993E-9 : f32, weight_decay = 0.00999999977 : f32} : tensor<96xf32>, tensor<96xf32>, tensor<f32>
-  %p2, %m2, %v2 = nn.adamw %p, %g, %m, %v, lr = %lr, step = %step
-      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.01 : f32}
+                     %lr: tensor<f32>, %step: tensor<f32>, %b1: tensor<f32>, %b2: tensor<f32>,
+                     %eps: tensor<f32>, %wd: tensor<f32>) -> (tensor<96xf32>, tensor<96xf32>, tensor<96xf32>) {
+  // CHECK: nn.adamw %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, lr = %{{.*}}, step = %{{.*}}, beta1 = %{{.*}}, beta2 = %{{.*}}, eps = %{{.*}}, weight_decay = %{{.*}} : tensor<96xf32>, tensor<96xf32>, tensor<f32>
+  %p2, %m2, %v2 = nn.adamw %p, %g, %m, %v, lr = %lr, step = %step,
+      beta1 = %b1, beta2 = %b2, eps = %eps, weight_decay = %wd
       : tensor<96xf32>, tensor<96xf32>, tensor<f32>
   return %p2, %m2, %v2 : tensor<96xf32>, tensor<96xf32>, tensor<96xf32>
 }
@@ -56,9 +57,9 @@ func.func @optimizer(%p: tensor<96xf32>, %g: tensor<96xf32>, %m: tensor<96xf32>,
 // CHECK-LABEL: func @mixed_precision_optimizer
 func.func @mixed_precision_optimizer(%master: tensor<96xf32>, %g: tensor<96xbf16>, %m: tensor<96xf32>, %v: tensor<96xf32>,
                                      %lr: tensor<f32>, %step: tensor<f32>, %scale: tensor<f32>) -> tensor<96xbf16> {
-  // CHECK: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, lr = %{{.*}}, step = %{{.*}}, grad_scale = %{{.*}} : tensor<f32> {{.*}} : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
-  %p2, %m2, %v2 = nn.adamw %master, %g, %m, %v, lr = %lr, step = %step, grad_scale = %scale : tensor<f32>
-      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.01 : f32}
+  // CHECK: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, lr = %{{.*}}, step = %{{.*}}, beta1 = %{{.*}}, beta2 = %{{.*}}, eps = %{{.*}}, weight_decay = %{{.*}}, grad_scale = %{{.*}} : tensor<f32> : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
+  %p2, %m2, %v2 = nn.adamw %master, %g, %m, %v, lr = %lr, step = %step,
+      beta1 = %lr, beta2 = %lr, eps = %lr, weight_decay = %lr, grad_scale = %scale : tensor<f32>
       : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
   // CHECK: nn.cast %[[NEW]] : tensor<96xf32> -> tensor<96xbf16>
   %p16 = nn.cast %p2 : tensor<96xf32> -> tensor<96xbf16>

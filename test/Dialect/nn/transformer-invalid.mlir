@@ -145,10 +145,10 @@ func.func @mixed_element_types(%a: tensor<8x4xf32>, %b: tensor<4x3xbf16>) {
 
 // -----
 
-func.func @adamw_c2(%p: tensor<9xf32>, %g: tensor<3x3xbf16>, %lr: tensor<f32>) {
-  // expected-error @+1 {{'nn.adamw' op (C2) the gradient 'tensor<3x3xbf16>' must have the shape of the parameter 'tensor<9xf32>'}}
-  %a, %b, %c = nn.adamw %p, %g, %p, %p, lr = %lr, step = %lr
-      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.0 : f32}
+func.func @adamw_c1(%p: tensor<9xf32>, %g: tensor<3x3xbf16>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'nn.adamw' op (C1) the gradient 'tensor<3x3xbf16>' must have the shape of the parameter 'tensor<9xf32>'}}
+  %a, %b, %c = nn.adamw %p, %g, %p, %p, lr = %lr, step = %lr, beta1 = %lr,
+      beta2 = %lr, eps = %lr, weight_decay = %lr
       : tensor<9xf32>, tensor<3x3xbf16>, tensor<f32>
   return
 }

@@ -252,15 +252,15 @@ func.func @slice_cols_grad_rows(%dy: memref<3x6xf32>, %dx: memref<4x18xf32>) {
 
 func.func @adamw_grad(%p: memref<8xf32>, %g: memref<7xf32>, %lr: memref<f32>) {
   // expected-error @+1 {{'zrt.adamw' op the gradient has 7 elements, expected 8}}
-  zrt.adamw %p, %g, %p, %p -> %p, %p, %p lr %lr step %lr {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-8 : f32, weight_decay = 0.0 : f32} : memref<8xf32>, memref<7xf32>, memref<f32>, memref<f32>
+  zrt.adamw %p, %g, %p, %p -> %p, %p, %p lr %lr step %lr beta1 %lr beta2 %lr eps %lr weight_decay %lr : memref<8xf32>, memref<7xf32>, memref<f32>
   return
 }
 
 // -----
 
-func.func @adamw_lr(%p: memref<8xf32>, %lr: memref<2xf32>, %step: memref<f32>) {
-  // expected-error @+1 {{'zrt.adamw' op expects lr and step of one element}}
-  zrt.adamw %p, %p, %p, %p -> %p, %p, %p lr %lr step %step {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-8 : f32, weight_decay = 0.0 : f32} : memref<8xf32>, memref<8xf32>, memref<2xf32>, memref<f32>
+func.func @adamw_lr(%p: memref<8xf32>, %lr: memref<2xf32>) {
+  // expected-error @+1 {{'zrt.adamw' op expects hyperparameters of one element, got 'memref<2xf32>'}}
+  zrt.adamw %p, %p, %p, %p -> %p, %p, %p lr %lr step %lr beta1 %lr beta2 %lr eps %lr weight_decay %lr : memref<8xf32>, memref<8xf32>, memref<2xf32>
   return
 }
 

@@ -1,7 +1,7 @@
 """zero-opt against PyTorch: the same model, weights and batches, 20 steps.
 
   pytorch_parity.py --family F --out DIR --mpirun CMD \
-      [--combos S:W:P,...] [--steps N]
+      [--combos S:W:P,...] [--steps N] [--zero-override FLAG=VALUE ...]
 
 Creates a small model of family F with Hugging Face transformers from a fixed
 seed (FAMILIES: GPT-2; Llama with grouped-query heads and rotary embeddings;
@@ -10,7 +10,9 @@ scaling and a tied head; Mistral; Qwen2 with q/k/v biases; the last four in
 shapes that divide evenly nowhere), saves its config.json and
 model.safetensors, and a token file
 cut from the shipped text. PyTorch then trains the model for N steps with
-torch.optim.AdamW in float32 on the batches the zero-opt runtime reads (the
+torch.optim.AdamW in float32 (with HYPER's hyperparameters, none of them the
+default, so that a flag the runtime misreads shows) on the batches the
+zero-opt runtime reads (the
 offset rule of runtime/core/batches.cpp), and each combination S:W:P (ZeRO
 stage, world size, precision fp32|bf16) is compiled from the same
 config.json by `zero-opt --model-config`, started from the same weights
@@ -34,7 +36,10 @@ import sys
 import torch
 
 VOCAB, SEQ, BATCH = 256, 32, 6
-LR, BETAS, EPS, WEIGHT_DECAY = 1e-3, (0.9, 0.999), 1e-8, 0.01
+# AdamW's hyperparameters, by the zero-opt runtime's flag names; none is the
+# default of either side.
+HYPER = {"lr": 1.2e-3, "adam-beta1": 0.8, "adam-beta2": 0.98, "adam-eps": 1e-5,
+         "weight-decay": 0.2}
 TOLERANCE = {"fp32": 1e-4, "bf16": 2e-2}
 STEP = re.compile(r"^step (\d+) loss (\S+)$")
 SRC_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -113,8 +118,10 @@ def batch(tokens, step):
 
 
 def torch_losses(model, tokens, steps):
-    opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, eps=EPS,
-                            weight_decay=WEIGHT_DECAY)
+    opt = torch.optim.AdamW(
+        model.parameters(), lr=HYPER["lr"],
+        betas=(HYPER["adam-beta1"], HYPER["adam-beta2"]),
+        eps=HYPER["adam-eps"], weight_decay=HYPER["weight-decay"])
     losses, norms = [], []
     for step in range(steps):
         x, y = batch(tokens, step)
@@ -131,7 +138,7 @@ def torch_losses(model, tokens, steps):
     return losses, norms
 
 
-def zero_losses(out, combo, mpirun, steps, data, weights, config, lr):
+def zero_losses(out, combo, mpirun, steps, data, weights, config, hyper):
     stage, world, precision = combo
     exe = os.path.join(out, f"prog-s{stage}-w{world}-{precision}")
     subprocess.run(
@@ -140,7 +147,8 @@ def zero_losses(out, combo, mpirun, steps, data, weights, config, lr):
          f"--world-size={world}", "-o", exe], check=True)
     cmd = shlex.split(mpirun) + [str(world), exe, f"--data={data}",
                                  f"--init-from={weights}", f"--steps={steps}",
-                                 f"--lr={lr}", f"--log-json={exe}.jsonl"]
+                                 f"--log-json={exe}.jsonl"]
+    cmd += [f"--{flag}={value}" for flag, value in hyper.items()]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if run.returncode != 0:
         sys.exit(f"FAIL stage {stage} world size {world} {precision}: exit "
@@ -174,13 +182,21 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--mpirun", required=True)
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--zero-lr", type=float, default=LR,
-                        help="learning rate of the zero-opt runs (a test "
-                             "that the comparison can fail changes it)")
+    parser.add_argument("--zero-override", action="append", default=[],
+                        metavar="FLAG=VALUE",
+                        help="a hyperparameter of the zero-opt runs other "
+                             "than PyTorch's (tests that the comparison "
+                             "can fail set one)")
     parser.add_argument("--combos",
                         default="0:1:fp32,3:2:fp32,3:3:fp32,0:1:bf16,3:2:bf16,3:3:bf16")
     options = parser.parse_args()
     os.makedirs(options.out, exist_ok=True)
+    zero_hyper = dict(HYPER)
+    for override in options.zero_override:
+        flag, _, value = override.partition("=")
+        if flag not in HYPER:
+            parser.error(f"--zero-override: unknown hyperparameter '{flag}'")
+        zero_hyper[flag] = float(value)
     torch.set_num_threads(1)
 
     model = make_model(options.family)
@@ -198,7 +214,7 @@ def main():
         combo = (int(stage), int(world), precision)
         losses, norms = zero_losses(options.out, combo, options.mpirun,
                                     options.steps, data, weights, config,
-                                    options.zero_lr)
+                                    zero_hyper)
         label = f"stage {stage} world size {world} {precision}"
         tolerance = TOLERANCE[precision]
         worst = worst_difference(label, "loss", losses, reference, tolerance)
