@@ -8,8 +8,8 @@
 // The gradients are all-reduced as soon as they are produced (DDP).
 // S0-DAG: %[[GW:.*]] = zero.all_reduce %{{.*}} : tensor<3x5xf32>
 // S0-DAG: %[[GB:.*]] = zero.all_reduce %{{.*}} : tensor<5xf32>
-// S0: %[[SW:.*]] = nn.sum_squares %[[GW]] : tensor<3x5xf32> -> tensor<f32>
-// S0-NEXT: %[[SB:.*]] = nn.sum_squares %[[GB]] : tensor<5xf32> -> tensor<f32>
+// S0: %[[SW:.*]] = nn.sum_squares %[[GW]] of "fc.weight" : tensor<3x5xf32> -> tensor<f32>
+// S0-NEXT: %[[SB:.*]] = nn.sum_squares %[[GB]] of "fc.bias" : tensor<5xf32> -> tensor<f32>
 // S0-NEXT: %[[T:.*]] = nn.add %[[SW]], %[[SB]] : tensor<f32>
 // S0-NEXT: %[[C:.*]] = nn.clip_coefficient %[[T]], %[[MAX]] : tensor<f32>
 // The updates follow the coefficient, which needs every gradient.
@@ -20,8 +20,8 @@
 // Stages 1-3: each rank holds shards; the sums are added over the ranks.
 // Padding is zero and adds nothing.
 // S2-LABEL: func @train_step
-// S2: %[[SW:.*]] = nn.sum_squares %{{.*}} : tensor<8xf32> -> tensor<f32>
-// S2-NEXT: %[[SB:.*]] = nn.sum_squares %{{.*}} : tensor<3xf32> -> tensor<f32>
+// S2: %[[SW:.*]] = nn.sum_squares %{{.*}} of "fc.weight" : tensor<8xf32> -> tensor<f32>
+// S2-NEXT: %[[SB:.*]] = nn.sum_squares %{{.*}} of "fc.bias" : tensor<3xf32> -> tensor<f32>
 // S2-NEXT: %[[T:.*]] = nn.add %[[SW]], %[[SB]] : tensor<f32>
 // S2-NEXT: %[[G:.*]] = zero.all_reduce %[[T]] over @dp : tensor<f32>
 // S2-NEXT: %[[C:.*]] = nn.clip_coefficient %[[G]], %{{.*}} : tensor<f32>

@@ -56,6 +56,8 @@ func.func @backward_and_clipping(%x: tensor<16x32xf32>, %g: tensor<32xf32>, %dy:
   %c = nn.cast %ds : tensor<16x96xf32> -> tensor<16x96xbf16>
   // CHECK: %[[S:.*]] = nn.sum_squares %{{.*}} : tensor<16x96xbf16> -> tensor<f32>
   %s = nn.sum_squares %c : tensor<16x96xbf16> -> tensor<f32>
+  // CHECK: nn.sum_squares %{{.*}} of "h.0.mlp.c_fc.weight" : tensor<16x96xbf16> -> tensor<f32>
+  %named = nn.sum_squares %c of "h.0.mlp.c_fc.weight" : tensor<16x96xbf16> -> tensor<f32>
   // CHECK: nn.clip_coefficient %[[S]], %{{.*}} : tensor<f32>
   %coef = nn.clip_coefficient %s, %max : tensor<f32>
   return %coef : tensor<f32>

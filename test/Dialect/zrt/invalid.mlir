@@ -295,3 +295,19 @@ func.func @dynamic_buffer(%x: memref<?xf32>) {
   zrt.relu %x -> %x : memref<?xf32>
   return
 }
+
+// -----
+
+func.func @watch_gradient_size(%sq: memref<2xf32>) {
+  // expected-error @+1 {{'zrt.watch_gradient' op expects a one-element squared norm, got 'memref<2xf32>'}}
+  zrt.watch_gradient %sq of "fc.weight" : memref<2xf32>
+  return
+}
+
+// -----
+
+func.func @watch_gradient_name(%sq: memref<f32>) {
+  // expected-error @+1 {{'zrt.watch_gradient' op expects the name of a parameter}}
+  zrt.watch_gradient %sq of "" : memref<f32>
+  return
+}

@@ -98,6 +98,8 @@ func.func @kernels(%a: memref<5x4xf32>, %b: memref<6x5xf32>, %bias: memref<6xf32
   zrt.slice_cols_grad %c -> %wide[6] : memref<4x6xf32> -> memref<4x18xf32>
   // CHECK: zrt.sum_squares {{.*}} : memref<4x6xf32> -> memref<f32>
   zrt.sum_squares %c -> %loss : memref<4x6xf32> -> memref<f32>
+  // CHECK: zrt.watch_gradient %{{.*}} of "fc.weight" : memref<f32>
+  zrt.watch_gradient %loss of "fc.weight" : memref<f32>
   // CHECK: zrt.clip_coefficient {{.*}} : memref<f32>, memref<f32> -> memref<f32>
   zrt.clip_coefficient %loss, %loss -> %loss : memref<f32>, memref<f32> -> memref<f32>
   return
