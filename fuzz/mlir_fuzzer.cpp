@@ -21,6 +21,9 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
 #include <cstdint>
 #include <cstdlib>
 
@@ -63,9 +66,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ctx.printOpOnDiagnostic(false);
   ScopedDiagnosticHandler swallow(&ctx, [](Diagnostic &) { return success(); });
 
+  // MLIR's lexer reads up to the NUL after the buffer, which a file read by
+  // zero-opt has and libFuzzer's bytes have not: the copy adds it.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz.mlir"), llvm::SMLoc());
   ParserConfig parserConfig(&ctx, /*verifyAfterParse=*/false);
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, parserConfig, "fuzz.mlir");
+      parseSourceFile<ModuleOp>(sourceMgr, parserConfig);
   if (!module || failed(verify(*module)))
     return 0;
 

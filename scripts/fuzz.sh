@@ -59,8 +59,11 @@ build_mlir() {
   {
     echo "builddir = $OUT"
     # The generated headers of the main build; -gline-tables-only is enough
-    # for the reports' stacks and much cheaper to compile than -g.
+    # for the reports' stacks and much cheaper to compile than -g; LLVM's
+    # headers must not poison memory that Debian's libMLIR hands out
+    # (fuzz/uninstrumented_llvm.h).
     echo "flags = -std=gnu++17 -gline-tables-only -O1" \
+         "-include fuzz/uninstrumented_llvm.h" \
          "-fsanitize=fuzzer-no-link,address,undefined" \
          "-fno-sanitize-recover=undefined -I. -Iinclude -I$BUILD_DIR" \
          "-isystem /usr/lib/llvm-22/include -D__STDC_CONSTANT_MACROS" \
