@@ -46,7 +46,7 @@ inline constexpr llvm::StringLiteral kUnshardedTypeAttrName =
 inline constexpr llvm::StringLiteral kGradPlacementAttrName = "zero.grads";
 
 /// Finds `@name` in `module`, or reports at the module which pass must run
-/// first and returns null.
+/// first (at the function when it has no body) and returns null.
 mlir::func::FuncOp lookupFunction(mlir::ModuleOp module, llvm::StringRef name,
                                   llvm::StringRef passName,
                                   llvm::StringRef producedBy);

@@ -110,7 +110,8 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
       int64_t rowsPerItem = 1;
       if (auto seqLen = func->getAttrOfType<IntegerAttr>(kSeqLenAttrName))
         rowsPerItem = seqLen.getInt();
-      if (rows % (rowsPerItem * worldSize) != 0) {
+      // Divided in turn: their product may not fit in 64 bits.
+      if (rows % rowsPerItem != 0 || (rows / rowsPerItem) % worldSize != 0) {
         if (rowsPerItem == 1)
           return func.emitError()
                  << getArgument() << ": the batch of data argument #" << index

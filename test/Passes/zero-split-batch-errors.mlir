@@ -49,3 +49,18 @@ func.func @forward(%x: tensor<3x3xf32>, %labels: tensor<3xi32>) -> tensor<f32> {
   %loss = nn.softmax_cross_entropy %x, %labels : tensor<3x3xf32>, tensor<3xi32> -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// A crash of the mlir fuzz target: a @forward without a body crashed the pass.
+// expected-error @+1 {{zero-split-batch: @forward is a declaration; expected a func.func with a body (the model's forward)}}
+func.func private @forward(tensor<3x3xf32>, tensor<3xi32>) -> tensor<f32>
+
+// -----
+
+// A crash of the mlir fuzz target: sequence length times world size overflowed.
+// expected-error @+1 {{zero-split-batch: data argument #0 holds 8 tokens, which are not whole sequences of 4611686018427387904 for each of world-size 3 ranks}}
+func.func @forward(%tokens: tensor<8xi32> {nn.data = "tokens"}, %targets: tensor<8xi32> {nn.data = "targets"}) -> tensor<f32> attributes {nn.seq_len = 4611686018427387904 : i64} {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %l : tensor<f32>
+}
