@@ -54,8 +54,11 @@ build_mlir() {
     [[ -f $BUILD_DIR/$inc ]] ||
       { echo "fuzz.sh: build zero-opt first (scripts/build.sh)" >&2; exit 1; }
   done
-  local launcher objects=() source object
+  local launcher objects=() source object generated
   launcher=$(command -v ccache || true)
+  # Absolute, so that BUILD_DIR=build and BUILD_DIR=$PWD/build (lit's) give
+  # the same commands and ninja rebuilds nothing.
+  generated=$(cd "$BUILD_DIR" && pwd)
   {
     echo "builddir = $OUT"
     # The generated headers of the main build; -gline-tables-only is enough
@@ -65,7 +68,7 @@ build_mlir() {
     echo "flags = -std=gnu++17 -gline-tables-only -O1" \
          "-include fuzz/uninstrumented_llvm.h" \
          "-fsanitize=fuzzer-no-link,address,undefined" \
-         "-fno-sanitize-recover=undefined -I. -Iinclude -I$BUILD_DIR" \
+         "-fno-sanitize-recover=undefined -I. -Iinclude -I$generated" \
          "-isystem /usr/lib/llvm-22/include -D__STDC_CONSTANT_MACROS" \
          "-D__STDC_FORMAT_MACROS -D__STDC_LIMIT_MACROS"
     echo "rule cxx"
