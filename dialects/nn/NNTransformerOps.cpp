@@ -181,11 +181,14 @@ LogicalResult AttentionGradOp::verify() {
 /// (C1) of the column slices: `block` fits in `whole` at `offset`.
 static LogicalResult verifyColumnBlock(Operation *op, Value whole, Value block,
                                        int64_t offset) {
+  // The end in unsigned arithmetic: the offset is any int64_t the input
+  // gives, and its signed sum with the columns may overflow.
+  uint64_t end = uint64_t(offset) + uint64_t(colsOf(block));
   if (rowsOf(whole) != rowsOf(block) || offset < 0 ||
-      offset + colsOf(block) > colsOf(whole))
+      end > uint64_t(colsOf(whole)))
     return op->emitOpError("(C1) columns [")
-           << offset << ", " << offset + colsOf(block) << ") of "
-           << whole.getType() << " cannot form " << block.getType();
+           << offset << ", " << end << ") of " << whole.getType()
+           << " cannot form " << block.getType();
   return success();
 }
 
