@@ -203,6 +203,9 @@ func.func @pack_c2(%x: tensor<4xf32>, %y: tensor<2xbf16>) -> tensor<6xf32> {
 func.func @pack_c3(%x: tensor<5xf32>, %y: tensor<3xf32>) -> tensor<8xf32> {
   // Each tensor is padded to whole chunks: 2 * (3 + 2) = 10 elements.
   // expected-error @+1 {{'zero.pack' op (C3) 2 tensors in 2 chunks pack into 10 elements, got 'tensor<8xf32>'}}
+  %p = zero.pack %x, %y chunks(2) : tensor<5xf32>, tensor<3xf32> -> tensor<8xf32>
+  return %p : tensor<8xf32>
+}
 
 // -----
 
@@ -211,9 +214,6 @@ func.func @pack_c3_huge_chunks(%a: tensor<4x5xf32>, %b: tensor<3xf32>) -> tensor
   // expected-error @+1 {{'zero.pack' op (C3) 2 tensors in 4611686018427387904 chunks pack into more than 9223372036854775807 elements}}
   %p = zero.pack %a, %b chunks(4611686018427387904) : tensor<4x5xf32>, tensor<3xf32> -> tensor<24xf32>
   return %p : tensor<24xf32>
-}
-  %p = zero.pack %x, %y chunks(2) : tensor<5xf32>, tensor<3xf32> -> tensor<8xf32>
-  return %p : tensor<8xf32>
 }
 
 // -----
