@@ -68,6 +68,10 @@ LogicalResult RopeOp::verify() {
     return emitOpError("(C1) ")
            << getInput().getType() << " does not split into sequences of "
            << seq << " rows and " << heads << " heads of an even size";
+  constexpr int64_t kMaxHeadDim = 65536;
+  if (getHeadDim() > kMaxHeadDim)
+    return emitOpError("(C4) the head dimension must be at most ")
+           << kMaxHeadDim << ", got " << getHeadDim();
   if (!(getTheta().convertToFloat() > 1.0f))
     return emitOpError("(C2) theta must exceed 1, got ")
            << getTheta().convertToFloat();
