@@ -39,6 +39,14 @@ struct AccumulateGradientsPass
                                  << microBatches.getValue();
       return signalPassFailure();
     }
+    // @train_apply is this pass's; zero-lower-to-runtime would take one of
+    // the input's for it, even when no micro-batches are accumulated.
+    if (auto existing =
+            getOperation().lookupSymbol<func::FuncOp>(kTrainApplyFuncName)) {
+      existing.emitError() << getArgument() << ": @" << kTrainApplyFuncName
+                           << " already exists";
+      return signalPassFailure();
+    }
     if (microBatches == 1)
       return;
     func::FuncOp step =

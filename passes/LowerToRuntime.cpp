@@ -186,6 +186,13 @@ struct LowerToRuntimePass
     auto trainApply = module.lookupSymbol<func::FuncOp>(kTrainApplyFuncName);
     // The forward-only step of validation (zero-extract-eval), when present.
     auto evalStep = module.lookupSymbol<func::FuncOp>(kEvalStepFuncName);
+    for (func::FuncOp optional : {trainApply, evalStep})
+      if (optional && optional.isExternal()) {
+        optional.emitError() << getArgument() << ": @" << optional.getName()
+                             << " is a declaration; expected a func.func "
+                                "with a body";
+        return signalPassFailure();
+      }
     if (failed(emitEntry(trainStep, trainStep, "zero_program_step",
                          /*withLoss=*/true)) ||
         failed(emitEntry(trainApply, trainStep, "zero_program_apply",

@@ -12,9 +12,18 @@ namespace zero {
 func::FuncOp lookupFunction(ModuleOp module, StringRef name,
                             StringRef passName, StringRef producedBy) {
   auto func = module.lookupSymbol<func::FuncOp>(name);
-  if (!func)
+  if (!func) {
     module.emitError() << passName << ": expected a func.func @" << name
                        << " (" << producedBy << ")";
+    return nullptr;
+  }
+  // Every pass rewrites the function's body.
+  if (func.isExternal()) {
+    func.emitError() << passName << ": @" << name
+                     << " is a declaration; expected a func.func with a body ("
+                     << producedBy << ")";
+    return nullptr;
+  }
   return func;
 }
 

@@ -7,6 +7,12 @@
 
 namespace zero {
 
+/// The largest tensor the pipeline takes, in bytes: 2^48 (256 TiB), the
+/// virtual address space of a rank. The passes add such sizes up in int64_t
+/// (memory plans, traffic, the ledger), which tensors of any size would
+/// overflow; zero-split-batch refuses larger ones as the pipeline starts.
+inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
 /// Names of the functions the pipeline passes from one pass to the next.
 inline constexpr llvm::StringLiteral kForwardFuncName = "forward";
 inline constexpr llvm::StringLiteral kTrainStepFuncName = "train_step";
@@ -46,7 +52,7 @@ inline constexpr llvm::StringLiteral kUnshardedTypeAttrName =
 inline constexpr llvm::StringLiteral kGradPlacementAttrName = "zero.grads";
 
 /// Finds `@name` in `module`, or reports at the module which pass must run
-/// first and returns null.
+/// first (at the function when it has no body) and returns null.
 mlir::func::FuncOp lookupFunction(mlir::ModuleOp module, llvm::StringRef name,
                                   llvm::StringRef passName,
                                   llvm::StringRef producedBy);

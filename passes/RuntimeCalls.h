@@ -26,7 +26,8 @@ public:
       : module(module), b(builder) {}
 
   /// Calls `@name(args...)`, declaring it privately if needed. A declaration
-  /// that disagrees with these types is an internal error.
+  /// that disagrees with these types is an internal error (the pass refuses
+  /// input that declares zrt_* names itself).
   mlir::func::CallOp call(mlir::Location loc, llvm::StringRef name,
                           mlir::ValueRange args,
                           mlir::TypeRange results = {});

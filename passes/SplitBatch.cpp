@@ -8,6 +8,7 @@
 #include "passes/Passes.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace zero {
 #define GEN_PASS_DEF_SPLITBATCH
@@ -62,8 +63,8 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
   void runOnOperation() override {
     func::FuncOp func = lookupFunction(getOperation(), kForwardFuncName,
                                        getArgument(), "the model's forward");
-    if (!func || failed(splitArguments(func)) || failed(retypeBody(func)) ||
-        failed(declareGroup(func)))
+    if (!func || failed(checkTypes(func)) || failed(splitArguments(func)) ||
+        failed(retypeBody(func)) || failed(declareGroup(func)))
       return signalPassFailure();
   }
 
@@ -78,6 +79,74 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
     GroupOp::create(b, func.getLoc(), kDataParallelGroup, worldSize.getValue(),
                     /*stage=*/nullptr);
+    return success();
+  }
+
+  /// Refuses, by argument or op, the types the later passes cannot take: a
+  /// parameter that is no static float tensor (AdamW keeps float32 state of
+  /// its shape), data whose kind does not fit its type (the runtime feeds
+  /// float feature matrices and int32 vectors), and any tensor larger than
+  /// kMaxTensorBytes.
+  LogicalResult checkTypes(func::FuncOp func) {
+    for (BlockArgument arg : func.getArguments()) {
+      unsigned index = arg.getArgNumber();
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      bool isFloat = type && (type.getElementType().isF32() ||
+                              type.getElementType().isBF16());
+      if (StringRef param = getParamName(func, index); !param.empty()) {
+        if (!isFloat || !type.hasStaticShape())
+          return func.emitError()
+                 << getArgument() << ": parameter argument #" << index
+                 << " ('" << param << "') must be a statically shaped f32 "
+                 << "or bf16 tensor, got " << arg.getType();
+      } else if (StringRef kind = getArgString(func, index, kDataAttrName);
+                 !kind.empty()) {
+        bool features = kind == "features";
+        bool fits = features ? isFloat && type.getRank() == 2
+                             : type && type.getRank() == 1 &&
+                                   type.getElementType().isInteger(32);
+        if (!fits)
+          return func.emitError()
+                 << getArgument() << ": data argument #" << index << " ('"
+                 << kind << "') must be "
+                 << (features ? "an f32 or bf16 matrix" : "an i32 vector")
+                 << ", got " << arg.getType();
+      }
+      if (failed(checkSize(arg.getType(), [&] {
+            return func.emitError()
+                   << getArgument() << ": argument #" << index << " ";
+          })))
+        return failure();
+    }
+    for (Operation &op : func.getBody().front())
+      for (Type type : op.getResultTypes())
+        if (failed(checkSize(type, [&] {
+              return op.emitOpError() << "cannot be split by "
+                                      << getArgument() << ": its result ";
+            })))
+          return failure();
+    return success();
+  }
+
+  /// Refuses a tensor type that is not static or is larger than
+  /// kMaxTensorBytes, through `error` (the message's start); other types are
+  /// left to the checks that know them.
+  static LogicalResult
+  checkSize(Type type, function_ref<InFlightDiagnostic()> error) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return success();
+    if (!tensor.hasStaticShape())
+      return error() << type << " must be statically shaped";
+    // Counted with overflow checks: a shape's element count may not fit in
+    // 64 bits.
+    int64_t bytes = tensor.getElementType().isIntOrFloat()
+                        ? (tensor.getElementTypeBitWidth() + 7) / 8
+                        : 8;
+    for (int64_t dim : tensor.getShape())
+      if (llvm::MulOverflow(bytes, dim, bytes) || bytes > kMaxTensorBytes)
+        return error() << type << " holds more than " << kMaxTensorBytes
+                       << " bytes, the address space of a rank";
     return success();
   }
 
@@ -110,7 +179,8 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
       int64_t rowsPerItem = 1;
       if (auto seqLen = func->getAttrOfType<IntegerAttr>(kSeqLenAttrName))
         rowsPerItem = seqLen.getInt();
-      if (rows % (rowsPerItem * worldSize) != 0) {
+      // Divided in turn: their product may not fit in 64 bits.
+      if (rows % rowsPerItem != 0 || (rows / rowsPerItem) % worldSize != 0) {
         if (rowsPerItem == 1)
           return func.emitError()
                  << getArgument() << ": the batch of data argument #" << index

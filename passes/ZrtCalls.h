@@ -63,24 +63,26 @@ struct Offset {
 struct Null {};
 
 /// Whether an argument of kind `Arg` may be passed as C parameter `Param`.
+/// Inline: the explicit specializations are definitions in every file that
+/// includes this header, which clang's linker refuses as duplicates.
 template <typename Param, typename Arg>
-constexpr bool kPassesAs = std::is_pointer_v<Param> && std::is_same_v<Arg, Value>;
+inline constexpr bool kPassesAs = std::is_pointer_v<Param> && std::is_same_v<Arg, Value>;
 template <>
-constexpr bool kPassesAs<int64_t, I64> = true;
+inline constexpr bool kPassesAs<int64_t, I64> = true;
 template <>
-constexpr bool kPassesAs<int32_t, I32> = true;
+inline constexpr bool kPassesAs<int32_t, I32> = true;
 template <>
-constexpr bool kPassesAs<float, F32> = true;
+inline constexpr bool kPassesAs<float, F32> = true;
 template <>
-constexpr bool kPassesAs<int64_t, Handle> = true;
+inline constexpr bool kPassesAs<int64_t, Handle> = true;
 template <>
-constexpr bool kPassesAs<const char *, Str> = true;
+inline constexpr bool kPassesAs<const char *, Str> = true;
 template <>
-constexpr bool kPassesAs<const float *, Table> = true;
+inline constexpr bool kPassesAs<const float *, Table> = true;
 template <typename Pointee>
-constexpr bool kPassesAs<Pointee *, Offset> = true;
+inline constexpr bool kPassesAs<Pointee *, Offset> = true;
 template <typename Pointee>
-constexpr bool kPassesAs<Pointee *, Null> = true;
+inline constexpr bool kPassesAs<Pointee *, Null> = true;
 
 template <typename Fn>
 struct Prototype;

@@ -173,6 +173,17 @@ struct LowerZrtToCallsPass
     : zero::impl::LowerZrtToCallsBase<LowerZrtToCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The pass declares the runtime's zrt_* functions itself, with the types
+    // of its calls; a symbol of such a name in the input would be called
+    // with types it may not have.
+    for (Operation &op : *module.getBody())
+      if (auto symbol = dyn_cast<SymbolOpInterface>(op);
+          symbol && symbol.getName().starts_with("zrt_")) {
+        op.emitError() << getArgument() << ": @" << symbol.getName()
+                       << " is named like a function of the runtime's C ABI, "
+                          "which this pass declares; rename it";
+        return signalPassFailure();
+      }
     for (StringRef name : {"zero_program_describe", "zero_program_step",
                            "zero_program_apply", "zero_program_eval"})
       if (auto func = module.lookupSymbol<func::FuncOp>(name))

@@ -57,3 +57,20 @@ LogicalResult NNDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                    << value.getValue() << "'";
   return success();
 }
+
+/// The `nn.*` attributes of ops: `nn.seq_len`, on a language model's
+/// function, is the tokens per sequence by which the batch's rows are split
+/// and counted; zero or less would divide by zero there.
+LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != "nn.seq_len")
+    return success();
+  auto seqLen = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!seqLen || seqLen.getInt() < 1)
+    return op->emitOpError() << "attribute '" << name
+                             << "' must be a positive integer (tokens per "
+                                "sequence), got "
+                             << attr.getValue();
+  return success();
+}

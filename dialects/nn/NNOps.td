@@ -19,6 +19,7 @@ def NN_Dialect : Dialect {
   let name = "nn";
   let cppNamespace = "::zero::nn";
   let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let summary = "Kernel-sized tensor ops for training neural networks";
   let description = [{
     The `nn` dialect holds the forward graph of a model and, after

@@ -68,6 +68,10 @@ LogicalResult RopeOp::verify() {
     return emitOpError("(C1) ")
            << getInput().getType() << " does not split into sequences of "
            << seq << " rows and " << heads << " heads of an even size";
+  constexpr int64_t kMaxHeadDim = 65536;
+  if (getHeadDim() > kMaxHeadDim)
+    return emitOpError("(C4) the head dimension must be at most ")
+           << kMaxHeadDim << ", got " << getHeadDim();
   if (!(getTheta().convertToFloat() > 1.0f))
     return emitOpError("(C2) theta must exceed 1, got ")
            << getTheta().convertToFloat();
@@ -181,11 +185,14 @@ LogicalResult AttentionGradOp::verify() {
 /// (C1) of the column slices: `block` fits in `whole` at `offset`.
 static LogicalResult verifyColumnBlock(Operation *op, Value whole, Value block,
                                        int64_t offset) {
+  // The end in unsigned arithmetic: the offset is any int64_t the input
+  // gives, and its signed sum with the columns may overflow.
+  uint64_t end = uint64_t(offset) + uint64_t(colsOf(block));
   if (rowsOf(whole) != rowsOf(block) || offset < 0 ||
-      offset + colsOf(block) > colsOf(whole))
+      end > uint64_t(colsOf(whole)))
     return op->emitOpError("(C1) columns [")
-           << offset << ", " << offset + colsOf(block) << ") of "
-           << whole.getType() << " cannot form " << block.getType();
+           << offset << ", " << end << ") of " << whole.getType()
+           << " cannot form " << block.getType();
   return success();
 }
 

@@ -231,6 +231,8 @@ def NN_RopeOp : NN_Op<"rope",
       `high_freq_factor`, `original_max_positions`; with `"linear"`, a
       positive `factor` only; with `"llama3"`, all four, `factor` > 0,
       0 < `low_freq_factor` < `high_freq_factor`, `original_max_positions` > 0.
+    - (C4) a head dimension of at most 65536: the lowering computes its table
+      of head_dim/2 frequencies at compile time and embeds it in the program.
   }];
   let arguments = (ins NN_FloatMatrix:$input, I64Attr:$num_heads,
                        I64Attr:$seq_len, F32Attr:$theta, UnitAttr:$inverse,

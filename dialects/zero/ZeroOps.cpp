@@ -4,6 +4,10 @@
 
 #include "mlir/IR/OpImplementation.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
 using namespace mlir;
 using namespace zero::sharding;
 
@@ -161,7 +165,17 @@ static LogicalResult verifyPacking(Operation *op, int64_t chunks,
       return op->emitOpError("(C2) every packed tensor must have element "
                              "type ")
              << flat.getElementType() << ", got " << member;
-    expected += chunks * shardSize(tensor.getNumElements(), chunks);
+    // chunks is any int64_t the input gives: a sum past INT64_MAX is no
+    // buffer.
+    int64_t padded;
+    if (llvm::MulOverflow(chunks,
+                          shardSize(tensor.getNumElements(), chunks),
+                          padded) ||
+        llvm::AddOverflow(expected, padded, expected))
+      return op->emitOpError("(C3) ")
+             << members.size() << " tensors in " << chunks
+             << " chunks pack into more than "
+             << std::numeric_limits<int64_t>::max() << " elements";
   }
   if (flat.getNumElements() != expected)
     return op->emitOpError("(C3) ")

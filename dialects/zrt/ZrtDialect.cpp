@@ -2,7 +2,10 @@
 #include "dialects/zrt/ZrtDialect.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 #include "mlir/IR/DialectImplementation.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace zero::zrt;
@@ -68,7 +71,16 @@ void ZrtDialect::initialize() {
 
 namespace zero::zrt {
 int64_t getNumElements(Value buffer) {
-  return cast<MemRefType>(buffer.getType()).getNumElements();
+  // Counted here with overflow checks, since the verifiers size any buffer
+  // the input declares: MemRefType::getNumElements wraps around.
+  ArrayRef<int64_t> shape = cast<MemRefType>(buffer.getType()).getShape();
+  if (llvm::is_contained(shape, 0))
+    return 0;
+  int64_t elements = 1;
+  for (int64_t dim : shape)
+    if (llvm::MulOverflow(elements, dim, elements))
+      return std::numeric_limits<int64_t>::max();
+  return elements;
 }
 
 int64_t getElementBytes(Value buffer) {
@@ -77,7 +89,11 @@ int64_t getElementBytes(Value buffer) {
 }
 
 int64_t getByteSize(Value buffer) {
-  return getNumElements(buffer) * getElementBytes(buffer);
+  int64_t bytes;
+  if (llvm::MulOverflow(getNumElements(buffer), getElementBytes(buffer),
+                        bytes))
+    return std::numeric_limits<int64_t>::max();
+  return bytes;
 }
 
 zrt_dtype getDType(Value buffer) {

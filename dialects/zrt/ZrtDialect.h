@@ -11,11 +11,12 @@
 #include "zero/zrt.h"
 
 namespace zero::zrt {
-/// Elements of a buffer (a statically shaped memref).
+/// Elements of a buffer (a statically shaped memref), saturated at
+/// INT64_MAX.
 int64_t getNumElements(mlir::Value buffer);
 /// Bytes of one element of a buffer.
 int64_t getElementBytes(mlir::Value buffer);
-/// Bytes of a buffer.
+/// Bytes of a buffer, saturated at INT64_MAX.
 int64_t getByteSize(mlir::Value buffer);
 /// The zrt_dtype of a buffer of floats (int32 buffers report f32, as the
 /// runtime knows which arguments are int32).

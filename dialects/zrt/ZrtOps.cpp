@@ -75,14 +75,18 @@ LogicalResult CopyOp::verify() {
           dstOffset = getDstOffset();
   if (bytes < 0 || srcOffset < 0 || dstOffset < 0)
     return emitOpError("expects non-negative sizes and offsets");
-  if (srcOffset + bytes > getByteSize(getSrc()))
+  // The ends in unsigned arithmetic: two non-negative int64_t values add up
+  // exactly there, where their signed sum may overflow.
+  uint64_t srcEnd = uint64_t(srcOffset) + uint64_t(bytes);
+  uint64_t dstEnd = uint64_t(dstOffset) + uint64_t(bytes);
+  if (srcEnd > uint64_t(getByteSize(getSrc())))
     return emitOpError("reads bytes [")
-           << srcOffset << ", " << srcOffset + bytes << ") of a source of "
+           << srcOffset << ", " << srcEnd << ") of a source of "
            << getByteSize(getSrc()) << " bytes";
-  if (dstOffset + bytes > getByteSize(getDst()))
+  if (dstEnd > uint64_t(getByteSize(getDst())))
     return emitOpError("writes bytes [")
-           << dstOffset << ", " << dstOffset + bytes
-           << ") of a destination of " << getByteSize(getDst()) << " bytes";
+           << dstOffset << ", " << dstEnd << ") of a destination of "
+           << getByteSize(getDst()) << " bytes";
   return success();
 }
 
@@ -219,8 +223,10 @@ static LogicalResult verifyAttentionShapes(Operation *op, Value q, Value k,
                                            int64_t seq, int64_t heads,
                                            int64_t kvHeads) {
   ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k);
+  // k's columns are kvHeads heads of q's head_dim; kvHeads divides heads,
+  // so the product is at most q's columns and cannot overflow.
   if (qs[0] % seq || qs[1] % heads || heads % kvHeads || ks[0] != qs[0] ||
-      ks[1] * heads != qs[1] * kvHeads)
+      ks[1] != kvHeads * (qs[1] / heads))
     return op->emitOpError("expects q of [batch * ")
            << seq << ", " << heads << " * head_dim] and k, v of [batch * "
            << seq << ", " << kvHeads << " * head_dim], got " << qs[0] << "x"

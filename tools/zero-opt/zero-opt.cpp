@@ -14,6 +14,7 @@
 #include "lib/Frontend/TransformerModel.h"
 #include "passes/MemoryPrediction.h"
 #include "passes/Passes.h"
+#include "tools/zero-opt/NestingDepth.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -250,42 +251,17 @@ EmitKind resolveEmitKind(StringRef outputFilename) {
   return EmitKind::Executable;
 }
 
-/// MLIR's parser recurses once per nested region and overflows the stack on
-/// pathological input (about 20,000 levels); zero-opt's models nest a few
-/// levels. Refuse deep nesting with a message instead of crashing.
+/// Refuses input nested too deep for MLIR's parser with a message instead of
+/// crashing (NestingDepth.h).
 bool checkNestingDepth(const llvm::MemoryBuffer &buffer) {
-  constexpr int kMaxDepth = 1000;
-  int depth = 0, line = 1;
-  bool inString = false;
-  StringRef text = buffer.getBuffer();
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\n')
-      ++line;
-    if (inString) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    if (c == '"')
-      inString = true;
-    else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/')
-      i = std::min(text.find('\n', i), text.size()) - 1;
-    else if (c == '{' || c == '(' || c == '[')
-      ++depth;
-    else if (c == '}' || c == ')' || c == ']')
-      --depth;
-    if (depth > kMaxDepth) {
-      fail(buffer.getBufferIdentifier() + ":" + llvm::Twine(line) +
-           ": input nests deeper than " + llvm::Twine(kMaxDepth) +
-           " levels; zero-opt refuses it rather than overflow the parser's "
-           "stack");
-      return false;
-    }
-  }
-  return true;
+  std::optional<int> line = zero::findTooDeepNesting(buffer.getBuffer());
+  if (!line)
+    return true;
+  fail(buffer.getBufferIdentifier() + ":" + llvm::Twine(*line) +
+       ": input nests deeper than " + llvm::Twine(zero::kMaxNestingDepth) +
+       " levels; zero-opt refuses it rather than overflow the parser's "
+       "stack");
+  return false;
 }
 
 /// The transformer configuration of --model or --model-config, if any; the

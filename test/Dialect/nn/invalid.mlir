@@ -124,6 +124,14 @@ func.func @param_typo(%w: tensor<4xf32> {nn.parameter = "w"}) {
 
 // -----
 
+// A crash of the mlir fuzz target: zero-split-batch divided the rows by it.
+// expected-error @+1 {{'func.func' op attribute 'nn.seq_len' must be a positive integer (tokens per sequence), got 0 : i64}}
+func.func @seq_len_zero(%tokens: tensor<8xi32> {nn.data = "tokens"}) attributes {nn.seq_len = 0 : i64} {
+  return
+}
+
+// -----
+
 func.func @matmul_bias_c1(%a: tensor<8x4xf32>, %b: tensor<5x3xf32>, %bias: tensor<3xf32>) -> tensor<8x3xf32> {
   // expected-error @+1 {{'nn.matmul_bias' op (C1) contraction dimensions differ: op(lhs) is 8x4 but op(rhs) is 5x3}}
   %c = nn.matmul_bias %a, %b, %bias : tensor<8x4xf32>, tensor<5x3xf32>, tensor<3xf32> -> tensor<8x3xf32>

@@ -41,6 +41,16 @@ func.func @rope_c1(%x: tensor<16x30xf32>) {
 
 // -----
 
+// A crash of the mlir fuzz target: zero-lower-to-runtime built a table of
+// 2^32 frequencies.
+func.func @rope_c4(%x: tensor<4x8589934592xf32>) {
+  // expected-error @+1 {{'nn.rope' op (C4) the head dimension must be at most 65536, got 8589934592}}
+  %y = nn.rope %x {num_heads = 1 : i64, seq_len = 2 : i64, theta = 1.000000e+04 : f32} : tensor<4x8589934592xf32>
+  return
+}
+
+// -----
+
 func.func @rope_c2(%x: tensor<16x32xf32>) {
   // expected-error @+1 {{'nn.rope' op (C2) theta must exceed 1, got 1.000000e+00}}
   %y = nn.rope %x {num_heads = 4 : i64, seq_len = 8 : i64, theta = 1.0 : f32} : tensor<16x32xf32>
@@ -124,6 +134,15 @@ func.func @attention_c2_rows(%q: tensor<16x32xf32>, %k: tensor<16x16xf32>) {
 func.func @slice_cols_c1(%x: tensor<16x96xf32>) {
   // expected-error @+1 {{'nn.slice_cols' op (C1) columns [80, 112) of 'tensor<16x96xf32>' cannot form 'tensor<16x32xf32>'}}
   %y = nn.slice_cols %x {offset = 80 : i64} : tensor<16x96xf32> -> tensor<16x32xf32>
+  return
+}
+
+// -----
+
+// A crash of the mlir fuzz target: the offset plus the columns overflowed.
+func.func @slice_cols_c1_huge_offset(%x: tensor<16x96xf32>) {
+  // expected-error @+1 {{'nn.slice_cols' op (C1) columns [9223372036854775807, 9223372036854775839) of 'tensor<16x96xf32>' cannot form 'tensor<16x32xf32>'}}
+  %y = nn.slice_cols %x {offset = 9223372036854775807 : i64} : tensor<16x96xf32> -> tensor<16x32xf32>
   return
 }
 

@@ -123,6 +123,27 @@ func.func @unsharded_type(%w: tensor<96xf32> {zero.unsharded_type = tensor<19x20
 
 // -----
 
+zero.group @dp world_size(2)
+
+// A crash of the mlir fuzz target: the shard of INT64_MAX elements overflowed
+// while rounding up.
+// expected-error @+1 {{argument #0 holds a shard of 'tensor<9223372036854775807xf32>' over 2 ranks, so it must be tensor<4611686018427387904xf32>, got 'tensor<5xf32>'}}
+func.func @unsharded_type_huge(%w: tensor<5xf32> {zero.unsharded_type = tensor<9223372036854775807xf32>}) {
+  return
+}
+
+// -----
+
+zero.group @dp world_size(2)
+
+func.func @local_shard_huge(%a: tensor<9223372036854775807xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'zero.local_shard' op (C2) a shard of 9223372036854775807 elements over 2 ranks has 4611686018427387904 elements, got 'tensor<5xf32>'}}
+  %s = zero.local_shard %a over @dp : tensor<9223372036854775807xf32> -> tensor<5xf32>
+  return %s : tensor<5xf32>
+}
+
+// -----
+
 // The world size of a sharded argument comes from the module's group.
 // expected-error @+1 {{argument #0: 'zero.unsharded_type' needs a function in a module with a zero.group @dp}}
 func.func @unsharded_type_no_group(%w: tensor<95xf32> {zero.unsharded_type = tensor<19x20xf32>}) {
@@ -184,6 +205,15 @@ func.func @pack_c3(%x: tensor<5xf32>, %y: tensor<3xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'zero.pack' op (C3) 2 tensors in 2 chunks pack into 10 elements, got 'tensor<8xf32>'}}
   %p = zero.pack %x, %y chunks(2) : tensor<5xf32>, tensor<3xf32> -> tensor<8xf32>
   return %p : tensor<8xf32>
+}
+
+// -----
+
+// A crash of the mlir fuzz target: the padded sizes overflowed.
+func.func @pack_c3_huge_chunks(%a: tensor<4x5xf32>, %b: tensor<3xf32>) -> tensor<24xf32> {
+  // expected-error @+1 {{'zero.pack' op (C3) 2 tensors in 4611686018427387904 chunks pack into more than 9223372036854775807 elements}}
+  %p = zero.pack %a, %b chunks(4611686018427387904) : tensor<4x5xf32>, tensor<3xf32> -> tensor<24xf32>
+  return %p : tensor<24xf32>
 }
 
 // -----

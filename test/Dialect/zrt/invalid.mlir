@@ -50,6 +50,31 @@ func.func @copy_source(%a: memref<4xf32>, %b: memref<8xf32>) {
 
 // -----
 
+// Crashes of the mlir fuzz target: sizes and ends past INT64_MAX overflowed.
+func.func @copy_huge(%a: memref<6xf32>, %b: memref<6xf32>) {
+  // expected-error @+1 {{'zrt.copy' op reads bytes [4, 9223372036854775811) of a source of 24 bytes}}
+  zrt.copy 9223372036854775807 bytes %a[4] to %b[16] : memref<6xf32>, memref<6xf32>
+  return
+}
+
+// -----
+
+func.func @view_huge(%a: memref<4611686018427387904xf32>) {
+  // expected-error @+1 {{'zrt.view' op views 9223372036854775807 bytes as a buffer of 24 bytes}}
+  %v = zrt.view %a : memref<4611686018427387904xf32> to memref<6xf32>
+  return
+}
+
+// -----
+
+func.func @attention_huge(%q: memref<4x8xf32>, %kv: memref<4x4611686018427387904xf32>) {
+  // expected-error @+1 {{'zrt.attention' op expects q of [batch * 2, 4 * head_dim] and k, v of [batch * 2, 2 * head_dim], got 4x8 and 4x4611686018427387904}}
+  zrt.attention %q, %kv, %kv -> %q seq_len 2 heads 4 kv_heads 2 : memref<4x8xf32>, memref<4x4611686018427387904xf32>
+  return
+}
+
+// -----
+
 func.func @copy_destination(%a: memref<4xf32>, %b: memref<8xf32>) {
   // expected-error @+1 {{'zrt.copy' op writes bytes [24, 40) of a destination of 32 bytes}}
   zrt.copy 16 bytes %a[0] to %b[24] : memref<4xf32>, memref<8xf32>

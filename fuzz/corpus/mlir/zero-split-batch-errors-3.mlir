@@ -1,0 +1,5 @@
+module {
+  func.func @model(%x: tensor<3x3xf32>) {
+    return
+  }
+}

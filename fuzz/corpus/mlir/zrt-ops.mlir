@@ -1,0 +1,77 @@
+func.func @describe() {
+  zrt.declare_program world_size 4 stage 3 task lm batch 8 x 64 features 0 classes 50257
+  zrt.declare_micro_batches 2
+  zrt.declare_arg 0 "tokens" tokens init zeros 0.0 : tensor<128xi32>
+  zrt.declare_arg 1 "h.0.w" param sharded init normal 0.02 : tensor<6x4xbf16>
+  zrt.declare_arena activation 4096
+  return
+}
+
+func.func @memory(%a: memref<6xf32>, %loss: memref<f32> {zrt.loss}) {
+  %b = zrt.alloc grad {arena_offset = 128 : i64} : memref<2x3xf32>
+  %v = zrt.view %b : memref<2x3xf32> to memref<6xf32>
+  zrt.copy 8 bytes %a[4] to %v[16] : memref<6xf32>, memref<6xf32>
+  zrt.fill %b with -1.5 : memref<2x3xf32>
+  %h = zrt.alloc activation : memref<2x3xbf16>
+  zrt.cast %b -> %h : memref<2x3xf32> -> memref<2x3xbf16>
+  %s = zrt.alloc optimizer : memref<2xf32>
+  zrt.shard_slice %b -> %s : memref<2x3xf32> -> memref<2xf32>
+  zrt.free %v : memref<6xf32>
+  zrt.free %h : memref<2x3xbf16>
+  zrt.free %s : memref<2xf32>
+  return
+}
+
+func.func @kernels(%a: memref<5x4xf32>, %b: memref<6x5xf32>, %bias: memref<6xf32>,
+                   %c: memref<4x6xf32>, %pre: memref<4x6xf32>, %ids: memref<4xi32>,
+                   %table: memref<9x6xf32>, %loss: memref<f32>, %wide: memref<4x18xf32>,
+                   %q: memref<4x8xf32>, %kv: memref<4x4xf32>) {
+  zrt.matmul %a, %b -> %c {transpose_a, transpose_b} : memref<5x4xf32>, memref<6x5xf32> -> memref<4x6xf32>
+  zrt.matmul_bias %a, %b, %bias -> %c pre %pre epilogue bias_gelu {transpose_a, transpose_b} : memref<5x4xf32>, memref<6x5xf32>, memref<6xf32> -> memref<4x6xf32>, memref<4x6xf32>
+  zrt.bias_add %c, %bias -> %c : memref<4x6xf32>, memref<6xf32>
+  zrt.sum_rows %c -> %bias : memref<4x6xf32> -> memref<6xf32>
+  zrt.add %c, %pre -> %c : memref<4x6xf32>
+  zrt.relu %c -> %c : memref<4x6xf32>
+  zrt.gelu %c -> %pre : memref<4x6xf32>
+  zrt.relu_grad %c, %pre -> %pre : memref<4x6xf32>
+  zrt.gelu_grad %c, %pre -> %pre : memref<4x6xf32>
+  zrt.swiglu %c, %pre -> %c : memref<4x6xf32>
+  zrt.swiglu_grad %c, %pre, %c -> %c, %pre : memref<4x6xf32>
+  zrt.softmax_xent %c, %ids -> %loss divisor 8.0 : memref<4x6xf32>, memref<4xi32> -> memref<f32>
+  zrt.softmax_xent_grad %c, %ids, %loss -> %pre divisor 8.0 : memref<4x6xf32>, memref<4xi32>, memref<f32>
+  zrt.softmax_xent_fused %c, %ids, %loss -> %loss, %c divisor 8.0 : memref<4x6xf32>, memref<4xi32>, memref<f32>, memref<f32>
+  zrt.embedding %ids, %table -> %c : memref<4xi32>, memref<9x6xf32> -> memref<4x6xf32>
+  zrt.embedding_grad %ids, %c -> %table : memref<4xi32>, memref<4x6xf32> -> memref<9x6xf32>
+  zrt.layer_norm %c, %bias, %bias -> %pre epsilon 1.0e-5 : memref<4x6xf32>, memref<6xf32>
+  zrt.layer_norm_grad %c, %bias, %pre -> %c, %bias, %bias epsilon 1.0e-5 : memref<4x6xf32>, memref<6xf32>
+  zrt.rms_norm %c, %bias -> %pre epsilon 1.0e-6 : memref<4x6xf32>, memref<6xf32>
+  zrt.rms_norm_grad %c, %bias, %pre -> %c, %bias epsilon 1.0e-6 : memref<4x6xf32>, memref<6xf32>
+  zrt.rope %q -> %q seq_len 2 heads 2 inv_freq [1.0, 0.1] {inverse} : memref<4x8xf32>
+  zrt.attention %q, %kv, %kv -> %q seq_len 2 heads 4 kv_heads 2 : memref<4x8xf32>, memref<4x4xf32>
+  zrt.attention_grad %q, %kv, %kv, %q -> %q, %kv, %kv seq_len 2 heads 4 kv_heads 2 : memref<4x8xf32>, memref<4x4xf32>
+  zrt.slice_cols %wide[12] -> %c : memref<4x18xf32> -> memref<4x6xf32>
+  zrt.slice_cols_grad %c -> %wide[6] : memref<4x6xf32> -> memref<4x18xf32>
+  zrt.sum_squares %c -> %loss : memref<4x6xf32> -> memref<f32>
+  zrt.clip_coefficient %loss, %loss -> %loss : memref<f32>, memref<f32> -> memref<f32>
+  return
+}
+
+func.func @optimizer(%p: memref<8xf32>, %g: memref<8xbf16>, %m: memref<8xf32>,
+                     %v: memref<8xf32>, %lr: memref<f32>, %step: memref<f32>,
+                     %scale: memref<f32>) {
+  zrt.adamw %p, %g, %m, %v -> %p, %m, %v lr %lr step %step scale %scale {beta1 = 0.8 : f32, beta2 = 0.9 : f32, eps = 0.001 : f32, weight_decay = 0.5 : f32} : memref<8xf32>, memref<8xbf16>, memref<f32>, memref<f32>, memref<f32>
+  return
+}
+
+func.func @collectives(%shard: memref<5xbf16>, %full: memref<3x3xbf16>, %x: memref<4xf32>) {
+  zrt.all_gather %shard -> %full {staging_offset = 64 : i64} : memref<5xbf16> -> memref<3x3xbf16>
+  zrt.reduce_scatter %full -> %shard : memref<3x3xbf16> -> memref<5xbf16>
+  zrt.all_reduce %x -> %x : memref<4xf32> -> memref<4xf32>
+  %h = zrt.all_gather_start %shard -> %full : memref<5xbf16> -> memref<3x3xbf16>
+  zrt.wait %h
+  %r = zrt.reduce_scatter_start %full -> %shard : memref<3x3xbf16> -> memref<5xbf16>
+  zrt.wait %r
+  %a = zrt.all_reduce_start %x -> %x : memref<4xf32> -> memref<4xf32>
+  zrt.wait %a
+  return
+}
