@@ -23,17 +23,18 @@ func.func @backward_ops(%x: tensor<8x3xf32>, %dy: tensor<8x3xf32>, %labels: tens
 }
 
 func.func @optimizer(%p: tensor<96xf32>, %g: tensor<96xf32>, %m: tensor<96xf32>, %v: tensor<96xf32>,
-                     %lr: tensor<f32>, %step: tensor<f32>) -> (tensor<96xf32>, tensor<96xf32>, tensor<96xf32>) {
-  %p2, %m2, %v2 = nn.adamw %p, %g, %m, %v, lr = %lr, step = %step
-      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.01 : f32}
+                     %lr: tensor<f32>, %step: tensor<f32>, %b1: tensor<f32>, %b2: tensor<f32>,
+                     %eps: tensor<f32>, %wd: tensor<f32>) -> (tensor<96xf32>, tensor<96xf32>, tensor<96xf32>) {
+  %p2, %m2, %v2 = nn.adamw %p, %g, %m, %v, lr = %lr, step = %step,
+      beta1 = %b1, beta2 = %b2, eps = %eps, weight_decay = %wd
       : tensor<96xf32>, tensor<96xf32>, tensor<f32>
   return %p2, %m2, %v2 : tensor<96xf32>, tensor<96xf32>, tensor<96xf32>
 }
 
 func.func @mixed_precision_optimizer(%master: tensor<96xf32>, %g: tensor<96xbf16>, %m: tensor<96xf32>, %v: tensor<96xf32>,
                                      %lr: tensor<f32>, %step: tensor<f32>, %scale: tensor<f32>) -> tensor<96xbf16> {
-  %p2, %m2, %v2 = nn.adamw %master, %g, %m, %v, lr = %lr, step = %step, grad_scale = %scale : tensor<f32>
-      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.01 : f32}
+  %p2, %m2, %v2 = nn.adamw %master, %g, %m, %v, lr = %lr, step = %step,
+      beta1 = %lr, beta2 = %lr, eps = %lr, weight_decay = %lr, grad_scale = %scale : tensor<f32>
       : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
   %p16 = nn.cast %p2 : tensor<96xf32> -> tensor<96xbf16>
   return %p16 : tensor<96xbf16>

@@ -6,8 +6,8 @@ func.func @train_step(%p: tensor<4xf32> {zero.placement = #zero.placement<param,
     -> (tensor<f32>, tensor<4xf32>) {
   %l = arith.constant dense<0.0> : tensor<f32>
   %twice = nn.add %p, %p : tensor<4xf32>
-  %a, %b, %c = nn.adamw %twice, %p, %m, %m, lr = %lr, step = %lr
-      {beta1 = 0.9 : f32, beta2 = 0.999 : f32, eps = 1.0e-08 : f32, weight_decay = 0.0 : f32}
+  %a, %b, %c = nn.adamw %twice, %p, %m, %m, lr = %lr, step = %lr, beta1 = %lr,
+      beta2 = %lr, eps = %lr, weight_decay = %lr
       : tensor<4xf32>, tensor<4xf32>, tensor<f32>
   return %l, %a : tensor<f32>, tensor<4xf32>
 }

@@ -52,14 +52,16 @@ func.func @kernels(%a: memref<5x4xf32>, %b: memref<6x5xf32>, %bias: memref<6xf32
   zrt.slice_cols %wide[12] -> %c : memref<4x18xf32> -> memref<4x6xf32>
   zrt.slice_cols_grad %c -> %wide[6] : memref<4x6xf32> -> memref<4x18xf32>
   zrt.sum_squares %c -> %loss : memref<4x6xf32> -> memref<f32>
+  zrt.watch_gradient %loss of "fc.weight" : memref<f32>
   zrt.clip_coefficient %loss, %loss -> %loss : memref<f32>, memref<f32> -> memref<f32>
   return
 }
 
 func.func @optimizer(%p: memref<8xf32>, %g: memref<8xbf16>, %m: memref<8xf32>,
                      %v: memref<8xf32>, %lr: memref<f32>, %step: memref<f32>,
-                     %scale: memref<f32>) {
-  zrt.adamw %p, %g, %m, %v -> %p, %m, %v lr %lr step %step scale %scale {beta1 = 0.8 : f32, beta2 = 0.9 : f32, eps = 0.001 : f32, weight_decay = 0.5 : f32} : memref<8xf32>, memref<8xbf16>, memref<f32>, memref<f32>, memref<f32>
+                     %scale: memref<f32>, %b1: memref<f32>, %b2: memref<f32>,
+                     %eps: memref<f32>, %wd: memref<f32>) {
+  zrt.adamw %p, %g, %m, %v -> %p, %m, %v lr %lr step %step beta1 %b1 beta2 %b2 eps %eps weight_decay %wd scale %scale : memref<8xf32>, memref<8xbf16>, memref<f32>, memref<f32>
   return
 }
 
