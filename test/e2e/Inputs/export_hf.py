@@ -57,7 +57,7 @@ def main():
     def train(steps, *extra):
         cmd = shlex.split(options.mpirun) + [
             "2", exe, f"--data={data}", f"--steps={steps}",
-            f"--lr={parity.LR}", "--quiet-memory", *run_flags, *extra]
+            f"--lr={parity.HYPER['lr']}", "--quiet-memory", *run_flags, *extra]
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if run.returncode != 0:
             sys.exit(f"FAIL {name}: exit {run.returncode}\n{run.stdout}"
