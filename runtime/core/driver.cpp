@@ -175,23 +175,33 @@ static void catchStopSignals() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+/// One integer reduced over the ranks (MPI_MAX, MPI_MIN) on the
+/// communication queue, which owns MPI while collectives may be in flight;
+/// `value` itself without a communicator. Collective: every rank calls it.
+static int64_t allReduceOnQueue(zrt_context *ctx, int64_t value, MPI_Op op,
+                                const char *kind) {
+  int64_t result = value;
+  if (ctx->comm == MPI_COMM_NULL)
+    return result;
+  CommOp comm;
+  comm.run = [&] {
+    ZRT_MPI_CHECK(
+        MPI_Allreduce(&value, &result, 1, MPI_INT64_T, op, ctx->comm));
+  };
+  comm.kind = kind;
+  comm.tensorBytes = sizeof(int64_t);
+  ctx->commQueue->wait(ctx->commQueue->start(std::move(comm)), nullptr);
+  return result;
+}
+
 /// Collective: the stop signal any rank received, or 0. One integer
 /// all-reduced after each step, so that every rank stops after the same
 /// step even when only one was signalled. It runs on the communication
 /// queue, so the collective watchdog bounds it like any other: a rank that
 /// stalled between steps cannot hang the others here.
 static int agreedStopSignal(zrt_context *ctx) {
-  int mine = stopSignal, any = mine;
-  if (ctx->comm == MPI_COMM_NULL)
-    return any;
-  CommOp op;
-  op.run = [&] {
-    ZRT_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, ctx->comm));
-  };
-  op.kind = "all_reduce (the end-of-step stop check)";
-  op.tensorBytes = sizeof(int);
-  ctx->commQueue->wait(ctx->commQueue->start(std::move(op)), nullptr);
-  return any;
+  return (int)allReduceOnQueue(ctx, stopSignal, MPI_MAX,
+                               "all_reduce (the end-of-step stop check)");
 }
 
 /// What a step shows the driver.
@@ -267,20 +277,10 @@ static std::string nonFiniteStep(const StepResult &result) {
 /// were finite. Collective: every rank calls it.
 static std::string firstNonFiniteGradient(zrt_context *ctx) {
   const GradientWatch &watch = ctx->gradientWatch;
-  long long mine = watch.firstNonFinite >= 0 ? watch.firstNonFinite
-                                             : (long long)INT64_MAX,
-            first = mine;
-  if (ctx->comm != MPI_COMM_NULL) {
-    CommOp op;
-    op.run = [&] {
-      ZRT_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_LONG_LONG, MPI_MIN,
-                                  ctx->comm));
-    };
-    op.kind = "all_reduce (--check-finite's first non-finite gradient)";
-    op.tensorBytes = sizeof(long long);
-    ctx->commQueue->wait(ctx->commQueue->start(std::move(op)), nullptr);
-  }
-  if (first < 0 || first >= (long long)watch.params.size())
+  int64_t first = allReduceOnQueue(
+      ctx, watch.firstNonFinite >= 0 ? watch.firstNonFinite : INT64_MAX,
+      MPI_MIN, "all_reduce (--check-finite's first non-finite gradient)");
+  if (first < 0 || first >= (int64_t)watch.params.size())
     return "";
   return watch.params[first];
 }
