@@ -108,17 +108,20 @@ struct BucketCollectivesPass
       int64_t worldSize = first.getWorldSize();
       SmallVector<Value> shards;
       SmallVector<Type> wholeTypes;
+      SmallVector<Location> labels;
       for (Operation *member : members) {
         shards.push_back(member->getOperand(0));
         wholeTypes.push_back(member->getResult(0).getType());
+        labels.push_back(member->getLoc());
       }
       auto pack = PackOp::create(b, loc, packedType(shards, 1), shards,
                                  b.getI64IntegerAttr(1));
       auto gatheredType =
           RankedTensorType::get({worldSize * pack.getType().getNumElements()},
                                 pack.getType().getElementType());
-      auto gather =
-          AllGatherOp::create(b, loc, gatheredType, pack, first.getGroupAttr());
+      auto gather = AllGatherOp::create(
+          b, withCollectiveLabel(loc, bucketLabel(labels)), gatheredType, pack,
+          first.getGroupAttr());
       auto unpack = UnpackOp::create(b, loc, wholeTypes, gather,
                                      b.getI64IntegerAttr(worldSize));
       replaceMembers(members, unpack);
@@ -187,10 +190,13 @@ struct BucketCollectivesPass
     int64_t chunks = scatter ? collective.getNumRanks() : 1;
     SmallVector<Value> grads;
     SmallVector<Type> reducedTypes;
+    SmallVector<Location> labels;
     for (Operation *op : bucket) {
       grads.push_back(op->getOperand(0));
       reducedTypes.push_back(op->getResult(0).getType());
+      labels.push_back(op->getLoc());
     }
+    Location bucketLoc = withCollectiveLabel(loc, bucketLabel(labels));
     auto pack = PackOp::create(b, loc, packedType(grads, chunks), grads,
                                b.getI64IntegerAttr(chunks));
     Value reduced;
@@ -198,9 +204,9 @@ struct BucketCollectivesPass
       auto shardType = RankedTensorType::get(
           {pack.getType().getNumElements() / chunks},
           pack.getType().getElementType());
-      reduced = ReduceScatterOp::create(b, loc, shardType, pack, group);
+      reduced = ReduceScatterOp::create(b, bucketLoc, shardType, pack, group);
     } else {
-      reduced = AllReduceOp::create(b, loc, pack.getType(), pack, group);
+      reduced = AllReduceOp::create(b, bucketLoc, pack.getType(), pack, group);
     }
     Operation *user = firstUserOf(bucket);
     if (user)

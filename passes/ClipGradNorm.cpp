@@ -75,7 +75,9 @@ struct ClipGradNormPass : zero::impl::ClipGradNormBase<ClipGradNormPass> {
       sharded |= update.getGrad().getDefiningOp<ReduceScatterOp>() != nullptr;
     }
     if (sharded)
-      total = AllReduceOp::create(b, loc, total, kDataParallelGroup);
+      total = AllReduceOp::create(
+          b, withCollectiveLabel(loc, "gradient norm"), total,
+          kDataParallelGroup);
     return nn::ClipCoefficientOp::create(b, loc, total, maxNorm);
   }
 

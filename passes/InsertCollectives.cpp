@@ -52,6 +52,21 @@ static BlockArgument destinationOf(Value value) {
   return nullptr;
 }
 
+/// The name of the parameter argument `arg` stands for (its `attrName`:
+/// nn.param, else nn.master), for labelling the collectives that move it;
+/// empty when `arg` is null or unnamed.
+static StringRef nameOf(Value value,
+                        StringRef attrName = nn::kParamAttrName) {
+  auto arg = dyn_cast_or_null<BlockArgument>(value);
+  if (!arg)
+    return {};
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  StringRef name = getArgString(func, arg.getArgNumber(), attrName);
+  if (name.empty())
+    name = getArgString(func, arg.getArgNumber(), kMasterAttrName);
+  return name;
+}
+
 static bool isParamArg(BlockArgument arg) {
   auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
   auto placement = func.getArgAttrOfType<PlacementAttr>(arg.getArgNumber(),
@@ -129,7 +144,8 @@ struct InsertCollectivesPass
     if (dest && isShardedArg(dest))
       return shard;
     ++numAllGathers;
-    return AllGatherOp::create(b, loc, fullType, shard, kDataParallelGroup);
+    return AllGatherOp::create(b, withCollectiveLabel(loc, nameOf(dest)),
+                               fullType, shard, kDataParallelGroup);
   }
 
   /// Reduces the gradient of one AdamW update and moves its operands between
@@ -143,6 +159,10 @@ struct InsertCollectivesPass
                << getArgument() << ")";
     OpBuilder b(update);
     Location loc = update.getLoc();
+    // The collectives of this update are labelled with the parameter's name
+    // (the moments are named after it at every precision and stage).
+    Location reduceLoc = withCollectiveLabel(
+        loc, nameOf(cast<BlockArgument>(update.getExpAvg()), kAdamMAttrName));
     StringRef dp = kDataParallelGroup;
     // Where the gradient is reduced decides how long the whole gradient
     // lives: as soon as it is produced at stages 0 (DDP: it is the reduced
@@ -155,7 +175,7 @@ struct InsertCollectivesPass
 
     if (!isShardedArg(update.getExpAvg())) { // Stage 0: plain data parallel.
       Value grad =
-          AllReduceOp::create(reduceAt, loc, update.getGrad(), dp);
+          AllReduceOp::create(reduceAt, reduceLoc, update.getGrad(), dp);
       update.getGradMutable().assign(grad);
       ++numAllReduces;
       return success();
@@ -168,7 +188,7 @@ struct InsertCollectivesPass
     RankedTensorType shardType = shardTypeOf(fullType);
     auto gradType = cast<RankedTensorType>(update.getGrad().getType());
     Value gradShard = ReduceScatterOp::create(
-        reduceAt, loc, shardTypeOf(gradType), update.getGrad(), dp);
+        reduceAt, reduceLoc, shardTypeOf(gradType), update.getGrad(), dp);
     ++numReduceScatters;
     Value stateShard = state;
     if (isShardedArg(state))
@@ -234,8 +254,9 @@ struct InsertCollectivesPass
     Operation *first = *llvm::min_element(users, byPosition);
     Operation *last = *llvm::max_element(users, byPosition);
     OpBuilder b(first);
-    Value full = AllGatherOp::create(b, param.getLoc(), fullType, param,
-                                     kDataParallelGroup);
+    Value full = AllGatherOp::create(
+        b, withCollectiveLabel(param.getLoc(), nameOf(param)), fullType, param,
+        kDataParallelGroup);
     ++numAllGathers;
     param.replaceUsesWithIf(full, [&](OpOperand &use) {
       return llvm::is_contained(users, use.getOwner());
@@ -250,8 +271,9 @@ struct InsertCollectivesPass
     Operation *terminator = func.getBody().front().getTerminator();
     OpBuilder b(terminator);
     Value loss = terminator->getOperand(0);
-    terminator->setOperand(0, AllReduceOp::create(b, loss.getLoc(), loss,
-                                                  kDataParallelGroup));
+    terminator->setOperand(
+        0, AllReduceOp::create(b, withCollectiveLabel(loss.getLoc(), "loss"),
+                               loss, kDataParallelGroup));
     ++numAllReduces;
   }
 };

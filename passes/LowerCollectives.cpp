@@ -64,6 +64,14 @@ void lowerPacking(StepLowering &l, Value flat, ValueRange members,
   }
 }
 
+/// The tensor or bucket a collective moves, as the passes that made it
+/// named its location (withCollectiveLabel); null when unnamed.
+StringAttr labelOf(Operation *collective) {
+  StringRef label = getCollectiveLabel(collective->getLoc());
+  return label.empty() ? StringAttr()
+                       : StringAttr::get(collective->getContext(), label);
+}
+
 /// A zero.*_start: the buffer of its wait's result, and the started zrt
 /// collective, whose handle the wait will complete.
 template <typename ZrtStartOp, typename StartOp>
@@ -76,7 +84,7 @@ void lowerStart(StepLowering &l, StartOp start, MemCategory category,
       ZrtStartOp::create(l.builder(), start.getLoc(),
                          zrt::HandleType::get(start.getContext()),
                          l.buf(start.getInput()), out,
-                         /*staging_offset=*/nullptr);
+                         /*staging_offset=*/nullptr, labelOf(start));
 }
 } // namespace
 
@@ -89,19 +97,20 @@ std::optional<LogicalResult> zero::lowerShardingOp(StepLowering &l,
       .Case([&](AllGatherOp gather) {
         Value full = l.bufferFor(gather, MemCategory::Comm);
         zrt::AllGatherOp::create(b, loc, l.buf(gather.getInput()), full,
-                                 /*staging_offset=*/nullptr);
+                                 /*staging_offset=*/nullptr, labelOf(gather));
         return success();
       })
       .Case([&](ReduceScatterOp scatter) {
         Value shard = l.bufferFor(scatter, MemCategory::Grad);
         zrt::ReduceScatterOp::create(b, loc, l.buf(scatter.getInput()), shard,
-                                     /*staging_offset=*/nullptr);
+                                     /*staging_offset=*/nullptr,
+                                     labelOf(scatter));
         return success();
       })
       .Case([&](AllReduceOp reduce) {
         Value y = l.result(reduce, reduce.getInput());
         zrt::AllReduceOp::create(b, loc, l.buf(reduce.getInput()), y,
-                                 /*staging_offset=*/nullptr);
+                                 /*staging_offset=*/nullptr, labelOf(reduce));
         return success();
       })
       .Case([&](LocalShardOp slice) {

@@ -37,6 +37,32 @@ StringRef getParamName(func::FuncOp func, unsigned index) {
   return getArgString(func, index, nn::kParamAttrName);
 }
 
+Location withCollectiveLabel(Location loc, StringRef name) {
+  if (name.empty())
+    return loc;
+  return NameLoc::get(StringAttr::get(loc.getContext(), name), loc);
+}
+
+StringRef getCollectiveLabel(Location loc) {
+  if (auto named = loc->findInstanceOf<NameLoc>())
+    return named.getName().getValue();
+  return {};
+}
+
+std::string bucketLabel(ArrayRef<Location> labels) {
+  constexpr size_t kNamed = 3;
+  std::string label = "bucket of " + std::to_string(labels.size()) + ":";
+  for (auto [i, loc] : llvm::enumerate(labels)) {
+    if (i == kNamed) {
+      label += ", ...";
+      break;
+    }
+    StringRef name = getCollectiveLabel(loc);
+    label += (i ? ", " : " ") + (name.empty() ? "?" : name.str());
+  }
+  return label;
+}
+
 StringRef getParamUnit(StringRef paramName) {
   size_t start = 0;
   while (start < paramName.size()) {

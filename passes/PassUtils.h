@@ -69,6 +69,17 @@ llvm::StringRef getArgString(mlir::func::FuncOp func, unsigned index,
 /// (`h.3.attn.c_attn.weight` -> `h.3`), or the whole name without one.
 llvm::StringRef getParamUnit(llvm::StringRef paramName);
 
+/// `loc` named `name` (a NameLoc around it): how the passes tell the
+/// runtime which tensor a collective moves, for the watchdog's message.
+mlir::Location withCollectiveLabel(mlir::Location loc, llvm::StringRef name);
+
+/// The name withCollectiveLabel gave `loc` (the outermost NameLoc), or empty.
+llvm::StringRef getCollectiveLabel(mlir::Location loc);
+
+/// The label of a collective that moves the tensors of `labels` in one
+/// buffer: "bucket of 5: a, b, c, ..." (the first three named).
+std::string bucketLabel(llvm::ArrayRef<mlir::Location> labels);
+
 /// Element count of a statically shaped tensor type.
 int64_t getNumElements(mlir::Type type);
 

@@ -61,8 +61,21 @@ static std::string freeSymbolName(ModuleOp module, const llvm::Twine &prefix,
   }
 }
 
+static constexpr llvm::StringLiteral kStringPrefix = "__zrt_str_";
+
+RuntimeCalls::RuntimeCalls(ModuleOp module, OpBuilder &builder)
+    : module(module), b(builder) {
+  for (auto global : module.getOps<LLVM::GlobalOp>())
+    if (global.getSymName().starts_with(kStringPrefix))
+      if (auto bytes = dyn_cast_or_null<StringAttr>(global.getValueOrNull()))
+        strings[bytes.getValue().drop_back()] = global.getSymName().str();
+}
+
 Value RuntimeCalls::string(Location loc, StringRef value) {
-  std::string name = freeSymbolName(module, "__zrt_str_", numStrings);
+  std::string &name = strings[value];
+  if (!name.empty())
+    return LLVM::AddressOfOp::create(b, loc, ptrType(), name);
+  name = freeSymbolName(module, kStringPrefix, numStrings);
   std::string bytes = (value + llvm::Twine('\0')).str();
   {
     OpBuilder::InsertionGuard guard(b);

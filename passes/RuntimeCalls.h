@@ -15,6 +15,7 @@
 #include "zero/zrt.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 
@@ -22,8 +23,9 @@ namespace zero {
 
 class RuntimeCalls {
 public:
-  RuntimeCalls(mlir::ModuleOp module, mlir::OpBuilder &builder)
-      : module(module), b(builder) {}
+  /// Reuses the string constants `module` already holds (those of the
+  /// functions lowered before).
+  RuntimeCalls(mlir::ModuleOp module, mlir::OpBuilder &builder);
 
   /// Calls `@name(args...)`, declaring it privately if needed. A declaration
   /// that disagrees with these types is an internal error (the pass refuses
@@ -35,7 +37,8 @@ public:
   mlir::Value i32(mlir::Location loc, int64_t value);
   mlir::Value i64(mlir::Location loc, int64_t value);
   mlir::Value f32(mlir::Location loc, float value);
-  /// The address of a private, NUL-terminated string constant.
+  /// The address of a private, NUL-terminated string constant (one global
+  /// per distinct string).
   mlir::Value string(mlir::Location loc, llvm::StringRef value);
   /// The address of a private constant array of float32 values (one global
   /// per distinct table: the ropes of every layer share theirs).
@@ -53,6 +56,9 @@ private:
   mlir::OpBuilder &b;
   int64_t numStrings = 0;
   llvm::DenseMap<mlir::Attribute, std::string> floatTables;
+  /// The global of each distinct string (collective labels repeat, in
+  /// every function).
+  llvm::StringMap<std::string> strings;
 };
 
 } // namespace zero

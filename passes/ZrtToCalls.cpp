@@ -32,6 +32,11 @@ namespace {
 
 using namespace zero::zrt_calls;
 
+/// A collective's label, "" when it has none.
+Str label(CollectiveOpInterface collective) {
+  return Str{collective.getLabel().value_or("")};
+}
+
 LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
   auto p = [&](Value buffer) { return emit.ptr(buffer); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -122,39 +127,39 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
       .Case([&](AllGatherOp c) {
         ZRT_CALL(zrt_all_gather, dtype(c.getInput()), p(c.getInput()),
                  p(c.getOutput()), I64{c.getWholeElements()},
-                 I64{c.getShardElements()});
+                 I64{c.getShardElements()}, label(c));
         return success();
       })
       .Case([&](ReduceScatterOp c) {
         ZRT_CALL(zrt_reduce_scatter, dtype(c.getInput()), p(c.getInput()),
                  p(c.getOutput()), I64{c.getWholeElements()},
-                 I64{c.getShardElements()});
+                 I64{c.getShardElements()}, label(c));
         return success();
       })
       .Case([&](AllReduceOp c) {
         ZRT_CALL(zrt_all_reduce, dtype(c.getInput()), p(c.getInput()),
-                 p(c.getOutput()), I64{c.getWholeElements()});
+                 p(c.getOutput()), I64{c.getWholeElements()}, label(c));
         return success();
       })
       .Case([&](AllGatherStartOp c) {
         emit.lowered[c.getHandle()] = ZRT_CALL(
             zrt_all_gather_start, dtype(c.getInput()), p(c.getInput()),
             p(c.getOutput()), I64{c.getWholeElements()},
-            I64{c.getShardElements()});
+            I64{c.getShardElements()}, label(c));
         return success();
       })
       .Case([&](ReduceScatterStartOp c) {
         emit.lowered[c.getHandle()] = ZRT_CALL(
             zrt_reduce_scatter_start, dtype(c.getInput()), p(c.getInput()),
             p(c.getOutput()), I64{c.getWholeElements()},
-            I64{c.getShardElements()});
+            I64{c.getShardElements()}, label(c));
         return success();
       })
       .Case([&](AllReduceStartOp c) {
         emit.lowered[c.getHandle()] =
             ZRT_CALL(zrt_all_reduce_start, dtype(c.getInput()),
                      p(c.getInput()), p(c.getOutput()),
-                     I64{c.getWholeElements()});
+                     I64{c.getWholeElements()}, label(c));
         return success();
       })
       .Case([&](WaitOp w) {

@@ -23,6 +23,8 @@ def Zrt_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
                     "getInput">,
     InterfaceMethod<"The buffer the collective writes.", "::mlir::Value",
                     "getOutput">,
+    InterfaceMethod<"The tensor or bucket it moves, when named.",
+                    "::std::optional<::llvm::StringRef>", "getLabel">,
   ];
   let extraSharedClassDeclaration = [{
     /// Whether it was started (its result is the handle zrt.wait takes).

@@ -574,8 +574,11 @@ class Zrt_CollectiveOp<string mnemonic, string kind, string summaryText,
                        string whole, string shard>
     : Zrt_Op<mnemonic, [Zrt_CollectiveOpInterface]> {
   let summary = summaryText;
+  // `label`: the tensor or bucket moved ("fc1.weight", "bucket of 4: ..."),
+  // which the runtime's watchdog names when the collective stalls.
   let arguments = (ins Zrt_FloatBuffer:$input, Zrt_FloatBuffer:$output,
-                       OptionalAttr<I64Attr>:$staging_offset);
+                       OptionalAttr<I64Attr>:$staging_offset,
+                       OptionalAttr<StrAttr>:$label);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     ::zrt_collective getCollectiveKind() { return }] # kind # [{; }
@@ -587,7 +590,8 @@ class Zrt_BlockingCollectiveOp<string mnemonic, string kind, string summaryText,
                                string whole, string shard>
     : Zrt_CollectiveOp<mnemonic, kind, summaryText, whole, shard> {
   let assemblyFormat = [{
-    $input `->` $output attr-dict `:` type($input) `->` type($output)
+    $input `->` $output (`of` $label^)? attr-dict `:` type($input) `->`
+    type($output)
   }];
 }
 class Zrt_StartCollectiveOp<string mnemonic, string kind, string summaryText,
@@ -596,7 +600,8 @@ class Zrt_StartCollectiveOp<string mnemonic, string kind, string summaryText,
                        whole, shard> {
   let results = (outs Zrt_HandleType:$handle);
   let assemblyFormat = [{
-    $input `->` $output attr-dict `:` type($input) `->` type($output)
+    $input `->` $output (`of` $label^)? attr-dict `:` type($input) `->`
+    type($output)
   }];
 }
 

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 11
+#define ZRT_ABI_VERSION 12
 
 typedef struct zrt_context zrt_context;
 
@@ -229,7 +229,10 @@ void zrt_watch_gradient(zrt_context *ctx, const float *sum_squares,
 
 /*===--- Collectives over the data-parallel group (MPI on the CPU) --------===*
  * bf16 tensors travel as bf16 (2 bytes an element); sums of bf16 accumulate
- * in float32 per pair of operands (a custom MPI_Op).
+ * in float32 per pair of operands (a custom MPI_Op). `label` names the
+ * tensor or bucket moved ("h.0.attn.c_attn.weight", "bucket of 4: ..."; ""
+ * or NULL when unnamed) for the collective watchdog's message; the string
+ * must outlive the collective (the compiler passes constants).
  *===----------------------------------------------------------------------===*/
 
 /* The one traffic formula: what the runtime's ledger counts, --report
@@ -253,14 +256,16 @@ static inline int64_t zrt_traffic_elements(zrt_collective kind, int64_t numel,
 /* full[0..numel) = the first numel elements of the concatenation over ranks
  * of shard[0..S) (the padding is dropped; full needs only numel elements). */
 void zrt_all_gather(zrt_context *ctx, int32_t dtype, const void *shard,
-                    void *full, int64_t numel, int64_t shard_numel);
+                    void *full, int64_t numel, int64_t shard_numel,
+                    const char *label);
 /* shard[0..S) = this rank's slice of the elementwise sum over ranks of
  * full[0..numel) (zero padded to W*S). */
 void zrt_reduce_scatter(zrt_context *ctx, int32_t dtype, const void *full,
-                        void *shard, int64_t numel, int64_t shard_numel);
+                        void *shard, int64_t numel, int64_t shard_numel,
+                        const char *label);
 /* y = elementwise sum over ranks of x. In place allowed. */
 void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
-                    int64_t n);
+                    int64_t n, const char *label);
 
 /*===--- Asynchronous collectives -----------------------------------------===*
  * The same collectives, started now and completed later so that they
@@ -274,12 +279,12 @@ void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
 
 int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
                              const void *shard, void *full, int64_t numel,
-                             int64_t shard_numel);
+                             int64_t shard_numel, const char *label);
 int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
                                  const void *full, void *shard, int64_t numel,
-                                 int64_t shard_numel);
+                                 int64_t shard_numel, const char *label);
 int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype, const void *x,
-                             void *y, int64_t n);
+                             void *y, int64_t n, const char *label);
 /* Blocks until the collective of `handle` has completed on this rank. */
 void zrt_wait(zrt_context *ctx, int64_t handle);
 

@@ -69,13 +69,27 @@ void *stagingFor(zrt_context *ctx, int64_t numel, int64_t shardNumel,
   return zrt_alloc(ctx, padded * elementSize, ZRT_MEM_COMM);
 }
 
+/// What the collective is and where it stands in the step, for the
+/// watchdog's message (core/watchdog.h): the driver's position, numbered.
+CollectiveInfo infoFor(zrt_context *ctx, CollectiveKind kind,
+                       int64_t tensorBytes, const char *label) {
+  CollectiveInfo info;
+  info.kind = kind;
+  info.tensorBytes = tensorBytes;
+  info.label = label ? label : "";
+  info.step = ctx->position.step;
+  info.validation = ctx->position.validation;
+  info.sequence = ++ctx->position.collectives;
+  return info;
+}
+
 /// The start of an all-gather or reduce-scatter: the checks and counts they
-/// share, their staging, then `start(staging, countedBytes)` on the
+/// share, their staging, then `start(staging, countedBytes, info)` on the
 /// transport.
 template <typename Start>
 int64_t startPadded(zrt_context *ctx, const char *op, CollectiveKind kind,
                     int32_t dtype, int64_t numel, int64_t shardNumel,
-                    Start start) {
+                    const char *label, Start start) {
   int64_t size = dtypeSize(op, dtype), W = ctx->worldSize;
   checkShards(op, W, numel, shardNumel);
   mpiCount(op, shardNumel);
@@ -85,7 +99,9 @@ int64_t startPadded(zrt_context *ctx, const char *op, CollectiveKind kind,
         zrt_traffic_elements((zrt_collective)kind, numel, shardNumel, W),
         size);
   void *staging = stagingFor(ctx, numel, shardNumel, size);
-  int64_t handle = start(staging, W * shardNumel * size);
+  int64_t padded = W * shardNumel * size;
+  int64_t handle =
+      start(staging, padded, infoFor(ctx, kind, padded, label));
   if (staging)
     ctx->stagingByHandle[handle] = staging;
   return handle;
@@ -95,35 +111,43 @@ int64_t startPadded(zrt_context *ctx, const char *op, CollectiveKind kind,
 
 extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
                                         const void *shard, void *full,
-                                        int64_t numel, int64_t shardNumel) {
+                                        int64_t numel, int64_t shardNumel,
+                                        const char *label) {
   return startPadded(ctx, "zrt_all_gather", AllGather, dtype, numel,
-                     shardNumel, [=](void *staging, int64_t counted) {
+                     shardNumel, label,
+                     [=](void *staging, int64_t counted,
+                         const CollectiveInfo &info) {
                        return ctx->runtime->startAllGather(
                            dtype, shard, full, numel, shardNumel, staging,
-                           counted);
+                           counted, info);
                      });
 }
 
 extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
                                             const void *full, void *shard,
-                                            int64_t numel, int64_t shardNumel) {
+                                            int64_t numel, int64_t shardNumel,
+                                            const char *label) {
   return startPadded(ctx, "zrt_reduce_scatter", ReduceScatter, dtype, numel,
-                     shardNumel, [=](void *staging, int64_t counted) {
+                     shardNumel, label,
+                     [=](void *staging, int64_t counted,
+                         const CollectiveInfo &info) {
                        return ctx->runtime->startReduceScatter(
                            dtype, full, shard, numel, shardNumel, staging,
-                           counted);
+                           counted, info);
                      });
 }
 
 extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
-                                        const void *x, void *y, int64_t n) {
+                                        const void *x, void *y, int64_t n,
+                                        const char *label) {
   const char *op = "zrt_all_reduce";
   int64_t size = dtypeSize(op, dtype);
   mpiCount(op, n);
   checkLocalSpan(ctx, op);
   count(ctx, AllReduce,
         zrt_traffic_elements(ZRT_ALL_REDUCE, n, n, ctx->worldSize), size);
-  return ctx->runtime->startAllReduce(dtype, x, y, n, 2 * n * size);
+  return ctx->runtime->startAllReduce(
+      dtype, x, y, n, 2 * n * size, infoFor(ctx, AllReduce, n * size, label));
 }
 
 extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
@@ -137,19 +161,19 @@ extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
 
 extern "C" void zrt_all_gather(zrt_context *ctx, int32_t dtype,
                                const void *shard, void *full, int64_t numel,
-                               int64_t shardNumel) {
-  zrt_wait(ctx,
-           zrt_all_gather_start(ctx, dtype, shard, full, numel, shardNumel));
+                               int64_t shardNumel, const char *label) {
+  zrt_wait(ctx, zrt_all_gather_start(ctx, dtype, shard, full, numel,
+                                     shardNumel, label));
 }
 
 extern "C" void zrt_reduce_scatter(zrt_context *ctx, int32_t dtype,
                                    const void *full, void *shard, int64_t numel,
-                                   int64_t shardNumel) {
+                                   int64_t shardNumel, const char *label) {
   zrt_wait(ctx, zrt_reduce_scatter_start(ctx, dtype, full, shard, numel,
-                                         shardNumel));
+                                         shardNumel, label));
 }
 
 extern "C" void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x,
-                               void *y, int64_t n) {
-  zrt_wait(ctx, zrt_all_reduce_start(ctx, dtype, x, y, n));
+                               void *y, int64_t n, const char *label) {
+  zrt_wait(ctx, zrt_all_reduce_start(ctx, dtype, x, y, n, label));
 }

@@ -44,12 +44,15 @@ const char *threadLevelName(int level) {
   return "unknown";
 }
 
-// SERIALIZED, not MULTIPLE: the main thread and the communication thread
-// both call MPI, but never at once (see cpu/comm_queue.h), and MULTIPLE
-// would make the MPI library lock around every call for nothing.
+// The main thread and the communication thread both call MPI, but never at
+// once (see cpu/comm_queue.h), except in one place: when the watchdog fires
+// on the main thread while the communication thread is blocked in the
+// stalled collective, the main thread asks the other ranks where they are on
+// a communicator of its own. That needs MULTIPLE; without it the watchdog
+// says less (core/watchdog.cpp).
 void initMpi(int *argc, char ***argv) {
   int provided = MPI_THREAD_SINGLE;
-  ZRT_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
+  ZRT_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
   ZRT_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   int rank = 0;
   ZRT_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -60,7 +63,13 @@ void initMpi(int *argc, char ***argv) {
           threadLevelName(provided));
 }
 
-[[noreturn]] static void stopJob() {
+bool mpiThreadMultiple() {
+  int provided = MPI_THREAD_SINGLE;
+  return mpiRunning() && MPI_Query_thread(&provided) == MPI_SUCCESS &&
+         provided == MPI_THREAD_MULTIPLE;
+}
+
+void stopJob() {
   std::fflush(stdout);
   std::fflush(stderr);
   if (mpiRunning())
@@ -68,13 +77,25 @@ void initMpi(int *argc, char ***argv) {
   std::exit(1);
 }
 
-void fatal(const char *format, ...) {
-  char message[1024];
+static void printErrorV(const char *format, va_list args) {
+  char message[2048];
+  std::vsnprintf(message, sizeof(message), format, args);
+  std::fprintf(stderr, "error: [rank %d] %s\n", worldRank(), message);
+  std::fflush(stderr);
+}
+
+void printError(const char *format, ...) {
   va_list args;
   va_start(args, format);
-  std::vsnprintf(message, sizeof(message), format, args);
+  printErrorV(format, args);
   va_end(args);
-  std::fprintf(stderr, "error: [rank %d] %s\n", worldRank(), message);
+}
+
+void fatal(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  printErrorV(format, args);
+  va_end(args);
   stopJob();
 }
 

@@ -18,6 +18,14 @@ namespace zrt {
 [[noreturn]] void fatal(const char *format, ...)
     __attribute__((format(printf, 1, 2)));
 
+/// Prints "error: [rank R] <message>" to stderr, flushed, and returns: for
+/// a rank that must let others speak before it stops the job (stopJob).
+void printError(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/// Stops the job after an error was printed: MPI_Abort when MPI is
+/// initialised, exit(1) otherwise.
+[[noreturn]] void stopJob();
+
 /// Reports a failed MPI call (file, line, rank, operation and MPI's own error
 /// string) and aborts the job. `call` is the stringified call expression.
 [[noreturn]] void mpiFailure(int code, const char *call, const char *file,
@@ -28,11 +36,18 @@ namespace zrt {
 /// the communication thread is inside MPI.
 int worldRank();
 
-/// MPI_Init_thread at MPI_THREAD_SERIALIZED (collectives run on a thread of
-/// their own, and the runtime guarantees that only one thread calls MPI at
-/// a time), with MPI_ERRORS_RETURN on MPI_COMM_WORLD. Stops the job with a
-/// message when the library provides less.
+/// MPI_Init_thread asking for MPI_THREAD_MULTIPLE, with MPI_ERRORS_RETURN
+/// on MPI_COMM_WORLD. Collectives run on a thread of their own and the
+/// runtime makes only one thread call MPI at a time, so SERIALIZED suffices
+/// to run; MULTIPLE lets a rank whose collective stalled ask the others
+/// where they are while its communication thread is still inside MPI (the
+/// watchdog, core/watchdog.h). Stops the job with a message when the
+/// library provides less than SERIALIZED.
 void initMpi(int *argc, char ***argv);
+
+/// Whether MPI runs at MPI_THREAD_MULTIPLE (asked by initMpi, or by
+/// whoever initialised MPI).
+bool mpiThreadMultiple();
 
 /// "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE".
 const char *threadLevelName(int level);

@@ -43,7 +43,9 @@ zrt_context *createContext(MPI_Comm comm) {
   ZRT_MPI_CHECK(MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN));
   ZRT_MPI_CHECK(MPI_Comm_rank(ctx->comm, &ctx->rank));
   ZRT_MPI_CHECK(MPI_Comm_size(ctx->comm, &ctx->worldSize));
-  ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true);
+  ZRT_MPI_CHECK(MPI_Comm_dup(comm, &ctx->watchdogComm));
+  ZRT_MPI_CHECK(MPI_Comm_set_errhandler(ctx->watchdogComm, MPI_ERRORS_RETURN));
+  ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true, ctx);
   ctx->commQueue->setTimeout(collectiveTimeoutSeconds());
   cpu::attach(ctx);
   return ctx;
@@ -66,7 +68,7 @@ zrt_context *createLocalContext(int rank, int worldSize) {
   auto *ctx = new zrt_context();
   ctx->rank = rank;
   ctx->worldSize = worldSize;
-  ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/false);
+  ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/false, ctx);
   cpu::attach(ctx);
   return ctx;
 }
@@ -111,6 +113,8 @@ void destroyContext(zrt_context *ctx) {
   ctx->runtime.reset();
   if (ctx->comm != MPI_COMM_NULL)
     ZRT_MPI_CHECK(MPI_Comm_free(&ctx->comm));
+  if (ctx->watchdogComm != MPI_COMM_NULL)
+    ZRT_MPI_CHECK(MPI_Comm_free(&ctx->watchdogComm));
   delete ctx;
 }
 

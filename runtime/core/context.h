@@ -88,6 +88,15 @@ struct GradientWatch {
   int64_t firstNonFinite = -1;
 };
 
+/// Where the driver is, for the watchdog: the step it runs (1, 2, ...; 0
+/// before the first), whether in a validation pass after it, and the
+/// collectives the program started in it so far.
+struct StepPosition {
+  int64_t step = 0;
+  bool validation = false;
+  int64_t collectives = 0;
+};
+
 const char *categoryName(int category);
 const char *collectiveName(int kind);
 
@@ -99,6 +108,8 @@ class Tracer;
 struct zrt_context {
   /// MPI_COMM_NULL for a single-process context made without MPI.
   MPI_Comm comm = MPI_COMM_NULL;
+  /// A second duplicate, for the watchdog's questions only (watchdog.h).
+  MPI_Comm watchdogComm = MPI_COMM_NULL;
   int rank = 0;
   int worldSize = 1;
   zrt::ProgramDesc program;
@@ -129,10 +140,11 @@ struct zrt_context {
   std::mutex memoryMutex;
   /// Counted on the main thread when a collective starts.
   zrt::CollectiveCounters collectives;
+  /// Set by the driver before each step and validation pass.
+  zrt::StepPosition position;
   /// --check-collectives: compare every collective across ranks before it
-  /// runs (CPU backend), numbering them from 1.
+  /// runs (CPU backend).
   bool checkCollectives = false;
-  int64_t collectivesStarted = 0;
   /// Whether the step ran zrt_clip_coefficient, which copied the squared
   /// global gradient norm into the runtime's step scalars (the driver
   /// clears it before each step).

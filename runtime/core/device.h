@@ -25,6 +25,7 @@
 #ifndef ZRT_CORE_DEVICE_H
 #define ZRT_CORE_DEVICE_H
 
+#include "core/watchdog.h"
 #include "zero/zrt.h"
 
 #include <cstdint>
@@ -106,16 +107,19 @@ public:
   /// collectives alike for every backend, then hands over here. `staging`
   /// is null or W*S elements of zero-filled memory. Returns the handle
   /// (> 0). Each transport records its collectives on the trace's comm
-  /// track (with --trace).
+  /// track (with --trace), and keeps `info` for its watchdog's message.
   virtual int64_t startAllGather(int32_t dtype, const void *shard, void *full,
                                  int64_t numel, int64_t shardNumel,
-                                 void *staging, int64_t countedBytes) = 0;
+                                 void *staging, int64_t countedBytes,
+                                 const CollectiveInfo &info) = 0;
   virtual int64_t startReduceScatter(int32_t dtype, const void *full,
                                      void *shard, int64_t numel,
                                      int64_t shardNumel, void *staging,
-                                     int64_t countedBytes) = 0;
+                                     int64_t countedBytes,
+                                     const CollectiveInfo &info) = 0;
   virtual int64_t startAllReduce(int32_t dtype, const void *x, void *y,
-                                 int64_t n, int64_t countedBytes) = 0;
+                                 int64_t n, int64_t countedBytes,
+                                 const CollectiveInfo &info) = 0;
   /// Orders the work queued after this call behind the collective of
   /// `handle` (the CPU blocks until it has run); an unknown handle or a
   /// second wait stops the job with the CPU backend's message.

@@ -179,7 +179,7 @@ static void catchStopSignals() {
 /// communication queue, which owns MPI while collectives may be in flight;
 /// `value` itself without a communicator. Collective: every rank calls it.
 static int64_t allReduceOnQueue(zrt_context *ctx, int64_t value, MPI_Op op,
-                                const char *kind) {
+                                const char *purpose) {
   int64_t result = value;
   if (ctx->comm == MPI_COMM_NULL)
     return result;
@@ -188,8 +188,10 @@ static int64_t allReduceOnQueue(zrt_context *ctx, int64_t value, MPI_Op op,
     ZRT_MPI_CHECK(
         MPI_Allreduce(&value, &result, 1, MPI_INT64_T, op, ctx->comm));
   };
-  comm.kind = kind;
-  comm.tensorBytes = sizeof(int64_t);
+  comm.info.kind = AllReduce;
+  comm.info.tensorBytes = sizeof(int64_t);
+  comm.info.label = purpose;
+  comm.info.step = ctx->position.step;
   ctx->commQueue->wait(ctx->commQueue->start(std::move(comm)), nullptr);
   return result;
 }
@@ -201,7 +203,7 @@ static int64_t allReduceOnQueue(zrt_context *ctx, int64_t value, MPI_Op op,
 /// stalled between steps cannot hang the others here.
 static int agreedStopSignal(zrt_context *ctx) {
   return (int)allReduceOnQueue(ctx, stopSignal, MPI_MAX,
-                               "all_reduce (the end-of-step stop check)");
+                               "the end-of-step stop check");
 }
 
 /// What a step shows the driver.
@@ -279,7 +281,7 @@ static std::string firstNonFiniteGradient(zrt_context *ctx) {
   const GradientWatch &watch = ctx->gradientWatch;
   int64_t first = allReduceOnQueue(
       ctx, watch.firstNonFinite >= 0 ? watch.firstNonFinite : INT64_MAX,
-      MPI_MIN, "all_reduce (--check-finite's first non-finite gradient)");
+      MPI_MIN, "--check-finite's first non-finite gradient");
   if (first < 0 || first >= (int64_t)watch.params.size())
     return "";
   return watch.params[first];
@@ -326,6 +328,7 @@ static StepResult runStep(zrt_context *ctx, int64_t step,
   // Each micro-batch's loss is its share of the step's mean.
   float loss = 0;
   ctx->gradNormRecorded = false;
+  ctx->position = {step + 1, /*validation=*/false, /*collectives=*/0};
   ctx->gradientWatch.params.clear();
   ctx->gradientWatch.firstNonFinite = -1;
   for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
@@ -379,6 +382,7 @@ public:
     Tracer *tracer = ctx->tracer.get();
     int64_t traceBegin = tracer ? tracer->now() : 0;
     double seconds = 0, sum = 0;
+    ctx->position = {step, /*validation=*/true, /*collectives=*/0};
     for (int64_t batch = 0; batch < options.evalSteps; ++batch)
       for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
         batches.fill(batch, micro, buffers, options);

@@ -6,10 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace zrt {
 
-CommQueue::CommQueue(bool threaded) {
+CommQueue::CommQueue(bool threaded, zrt_context *ctx) : ctx(ctx) {
   if (threaded)
     thread = std::thread([this] { loop(); });
 }
@@ -67,17 +68,17 @@ void CommQueue::waitUntil(std::unique_lock<std::mutex> &lock,
                     ready))
     return;
   // A rank that stalls (stopped, stuck in a read, deadlocked) leaves every
-  // other rank inside the collective: say which, and end the job.
-  std::string what = runningHandle ? std::string(runningKind) + " of " +
-                                         std::to_string(runningBytes) +
-                                         " bytes"
-                                   : "the next collective";
-  long long handle = runningHandle ? runningHandle : completed + 1;
+  // other rank inside the collective: say which, ask the others where they
+  // are, and end the job. The thread stays inside MPI meanwhile.
+  std::optional<CollectiveInfo> stuck;
+  if (runningHandle)
+    stuck = runningInfo;
+  else if (!pending.empty())
+    stuck = pending.front().second.info;
+  bool mpiBusy = runningHandle != 0;
   lock.unlock();
-  fatal("%s: %s (collective %lld of this rank) did not complete within %g s "
-        "(--collective-timeout / ZRT_COLLECTIVE_TIMEOUT_S): another rank has "
-        "stalled, died or started a different collective",
-        waiter, what.c_str(), handle, timeoutSeconds);
+  stopStalledJob(ctx, waiter, stuck ? &*stuck : nullptr, timeoutSeconds,
+                 "--collective-timeout / ZRT_COLLECTIVE_TIMEOUT_S", mpiBusy);
 }
 
 void CommQueue::wait(int64_t handle, Tracer *tracer) {
@@ -127,8 +128,7 @@ void CommQueue::loop() {
     auto [handle, op] = std::move(pending.front());
     pending.pop_front();
     runningHandle = handle;
-    runningKind = op.kind;
-    runningBytes = op.tensorBytes;
+    runningInfo = op.info;
     lock.unlock();
     execute(op);
     lock.lock();

@@ -29,6 +29,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/watchdog.h"
+
+struct zrt_context;
+
 namespace zrt {
 
 class Tracer;
@@ -42,17 +46,17 @@ struct CommOp {
   int64_t countedBytes = 0;
   /// Where to record the execution interval; null when tracing is off.
   Tracer *tracer = nullptr;
-  /// What it is, for the watchdog's message: "all_gather of 1536 bytes"
-  /// (formatted only when the watchdog fires).
-  const char *kind = "collective";
-  int64_t tensorBytes = 0;
+  /// What it is and where it stands in the step, for the watchdog's
+  /// message (formatted only when the watchdog fires).
+  CollectiveInfo info;
 };
 
 class CommQueue {
 public:
   /// `threaded`: run collectives on a thread of the queue's own (a context
-  /// with MPI); otherwise run them inline in start().
-  explicit CommQueue(bool threaded);
+  /// with MPI); otherwise run them inline in start(). `ctx` is the context
+  /// whose collectives it runs (the watchdog asks its ranks).
+  CommQueue(bool threaded, zrt_context *ctx);
   /// Drains the queue and joins the thread.
   ~CommQueue();
   CommQueue(const CommQueue &) = delete;
@@ -76,7 +80,8 @@ public:
 
   /// The watchdog: a wait() or drain() that blocks longer than `seconds`
   /// (> 0) stops the job with a message naming the collective that did not
-  /// complete; 0 waits forever.
+  /// complete and the ranks that did not arrive (stopStalledJob); 0 waits
+  /// forever.
   void setTimeout(double seconds) { timeoutSeconds = seconds; }
 
 private:
@@ -100,8 +105,8 @@ private:
   double timeoutSeconds = 0;
   /// The collective the thread is running (0: none), and what it is.
   int64_t runningHandle = 0;
-  const char *runningKind = "";
-  int64_t runningBytes = 0;
+  CollectiveInfo runningInfo;
+  zrt_context *ctx;
   std::thread thread;
 };
 

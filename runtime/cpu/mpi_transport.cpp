@@ -65,37 +65,34 @@ Wire wireFor(zrt_context *ctx, const char *op, int32_t dtype) {
 }
 
 /// --check-collectives: before a collective runs, every rank shows the
-/// others what it is about to run (kind, bytes, its number on the rank);
-/// the first difference stops the job, named by rank 0. Runs on the
-/// communication thread, in collective order, so the exchange itself cannot
-/// be overtaken by another collective.
-void checkSameCollective(zrt_context *ctx, CollectiveKind kind,
-                         int64_t tensorBytes, int64_t sequence) {
-  int64_t mine[3] = {int64_t(kind), tensorBytes, sequence};
-  std::vector<int64_t> all(3 * ctx->worldSize);
-  ZRT_MPI_CHECK(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T,
+/// others what it is about to run (kind and bytes); the first difference
+/// stops the job, named by the rank (where it is in the step, and the
+/// tensor it moves). Runs on the communication thread, in collective order,
+/// so the exchange itself cannot be overtaken by another collective.
+void checkSameCollective(zrt_context *ctx, const CollectiveInfo &info) {
+  int64_t mine[2] = {info.kind, info.tensorBytes};
+  std::vector<int64_t> all(2 * ctx->worldSize);
+  ZRT_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T,
                               ctx->comm));
-  for (int r = 1; r < ctx->worldSize; ++r) {
-    const int64_t *first = all.data(), *other = all.data() + 3 * r;
-    if (first[0] == other[0] && first[1] == other[1])
+  for (int r = 0; r < ctx->worldSize; ++r) {
+    const int64_t *other = all.data() + 2 * r;
+    if (other[0] == mine[0] && other[1] == mine[1])
       continue;
-    fatal("--check-collectives: the ranks diverge at collective %lld: rank 0 "
-          "runs %s of %lld bytes, rank %d %s of %lld bytes",
-          (long long)sequence, collectiveName(int(first[0])),
-          (long long)first[1], r, collectiveName(int(other[0])),
-          (long long)other[1]);
+    fatal("--check-collectives: the ranks diverge at %s: this rank runs %s, "
+          "rank %d %s of %lld bytes",
+          describePosition(info).c_str(), describeTransfer(info).c_str(), r,
+          collectiveName(int(other[0])), (long long)other[1]);
   }
 }
 
-/// Hands `run` to the context's queue; `tensorBytes` labels the trace.
-int64_t startCollective(zrt_context *ctx, CollectiveKind kind,
-                        int64_t tensorBytes, int64_t countedBytes,
-                        std::function<void()> run) {
+/// Hands `run` to the context's queue; `info` labels the trace and the
+/// watchdog's message.
+int64_t startCollective(zrt_context *ctx, const CollectiveInfo &info,
+                        int64_t countedBytes, std::function<void()> run) {
   CommOp op;
   if (ctx->checkCollectives && ctx->comm != MPI_COMM_NULL) {
-    int64_t sequence = ++ctx->collectivesStarted;
-    op.run = [ctx, kind, tensorBytes, sequence, run = std::move(run)] {
-      checkSameCollective(ctx, kind, tensorBytes, sequence);
+    op.run = [ctx, info, run = std::move(run)] {
+      checkSameCollective(ctx, info);
       run();
     };
   } else {
@@ -104,9 +101,8 @@ int64_t startCollective(zrt_context *ctx, CollectiveKind kind,
   op.countedBytes = countedBytes;
   op.tracer = ctx->tracer.get();
   if (op.tracer)
-    op.label = commLabel(collectiveName(kind), tensorBytes);
-  op.kind = collectiveName(kind);
-  op.tensorBytes = tensorBytes;
+    op.label = commLabel(collectiveName(info.kind), info.tensorBytes);
+  op.info = info;
   return ctx->commQueue->start(std::move(op));
 }
 
@@ -176,10 +172,9 @@ void runAllReduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
 int64_t zrt::cpu::startAllGather(zrt_context *ctx, int32_t dtype,
                                  const void *shard, void *full, int64_t numel,
                                  int64_t shardNumel, void *staging,
-                                 int64_t countedBytes) {
-  int64_t bytes =
-      ctx->worldSize * shardNumel * dtypeSize("zrt_all_gather", dtype);
-  return startCollective(ctx, AllGather, bytes, countedBytes, [=] {
+                                 int64_t countedBytes,
+                                 const CollectiveInfo &info) {
+  return startCollective(ctx, info, countedBytes, [=] {
     runAllGather(ctx, dtype, shard, full, numel, shardNumel, staging);
   });
 }
@@ -187,18 +182,17 @@ int64_t zrt::cpu::startAllGather(zrt_context *ctx, int32_t dtype,
 int64_t zrt::cpu::startReduceScatter(zrt_context *ctx, int32_t dtype,
                                      const void *full, void *shard,
                                      int64_t numel, int64_t shardNumel,
-                                     void *staging, int64_t countedBytes) {
-  int64_t bytes =
-      ctx->worldSize * shardNumel * dtypeSize("zrt_reduce_scatter", dtype);
-  return startCollective(ctx, ReduceScatter, bytes, countedBytes, [=] {
+                                     void *staging, int64_t countedBytes,
+                                     const CollectiveInfo &info) {
+  return startCollective(ctx, info, countedBytes, [=] {
     runReduceScatter(ctx, dtype, full, shard, numel, shardNumel, staging);
   });
 }
 
 int64_t zrt::cpu::startAllReduce(zrt_context *ctx, int32_t dtype, const void *x,
-                                 void *y, int64_t n, int64_t countedBytes) {
-  int64_t bytes = n * dtypeSize("zrt_all_reduce", dtype);
-  return startCollective(ctx, AllReduce, bytes, countedBytes,
+                                 void *y, int64_t n, int64_t countedBytes,
+                                 const CollectiveInfo &info) {
+  return startCollective(ctx, info, countedBytes,
                          [=] { runAllReduce(ctx, dtype, x, y, n); });
 }
 

@@ -24,12 +24,15 @@ namespace zrt::cpu {
 /// the same arguments, for `ctx`.
 int64_t startAllGather(zrt_context *ctx, int32_t dtype, const void *shard,
                        void *full, int64_t numel, int64_t shardNumel,
-                       void *staging, int64_t countedBytes);
+                       void *staging, int64_t countedBytes,
+                       const CollectiveInfo &info);
 int64_t startReduceScatter(zrt_context *ctx, int32_t dtype, const void *full,
                            void *shard, int64_t numel, int64_t shardNumel,
-                           void *staging, int64_t countedBytes);
+                           void *staging, int64_t countedBytes,
+                           const CollectiveInfo &info);
 int64_t startAllReduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
-                       int64_t n, int64_t countedBytes);
+                       int64_t n, int64_t countedBytes,
+                       const CollectiveInfo &info);
 
 /// DeviceRuntime::wait: blocks until the collective of `handle` has run (a
 /// wait that blocks is a "wait" slice on the trace).
@@ -47,19 +50,22 @@ public:
 
   int64_t startAllGather(int32_t dtype, const void *shard, void *full,
                          int64_t numel, int64_t shardNumel, void *staging,
-                         int64_t countedBytes) override {
+                         int64_t countedBytes,
+                         const CollectiveInfo &info) override {
     return cpu::startAllGather(ctx, dtype, shard, full, numel, shardNumel,
-                               staging, countedBytes);
+                               staging, countedBytes, info);
   }
   int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
                              int64_t numel, int64_t shardNumel, void *staging,
-                             int64_t countedBytes) override {
+                             int64_t countedBytes,
+                             const CollectiveInfo &info) override {
     return cpu::startReduceScatter(ctx, dtype, full, shard, numel, shardNumel,
-                                   staging, countedBytes);
+                                   staging, countedBytes, info);
   }
   int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
-                         int64_t countedBytes) override {
-    return cpu::startAllReduce(ctx, dtype, x, y, n, countedBytes);
+                         int64_t countedBytes,
+                         const CollectiveInfo &info) override {
+    return cpu::startAllReduce(ctx, dtype, x, y, n, countedBytes, info);
   }
   void wait(int64_t handle) override { waitCollective(ctx, handle); }
   std::vector<int64_t> unwaited() const override {

@@ -43,7 +43,7 @@ namespace zrt::cuda {
 /// (retired: waited for, and complete at a synchronisation).
 struct InFlight {
   int64_t handle;
-  CollectiveKind kind;
+  CollectiveInfo info;
   int64_t countedBytes;
   cudaEvent_t done; // recorded on the communication stream after it
   bool waited;
@@ -69,12 +69,15 @@ public:
   // DeviceRuntime (collectives: nccl_collectives.cpp).
   int64_t startAllGather(int32_t dtype, const void *shard, void *full,
                          int64_t numel, int64_t shardNumel, void *staging,
-                         int64_t countedBytes) override;
+                         int64_t countedBytes,
+                         const CollectiveInfo &info) override;
   int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
                              int64_t numel, int64_t shardNumel, void *staging,
-                             int64_t countedBytes) override;
+                             int64_t countedBytes,
+                             const CollectiveInfo &info) override;
   int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
-                         int64_t countedBytes) override;
+                         int64_t countedBytes,
+                         const CollectiveInfo &info) override;
   void wait(int64_t handle) override;
   std::vector<int64_t> unwaited() const override;
 
@@ -119,10 +122,10 @@ private:
   void checkProgress(double elapsedSeconds);
   /// Records the start of a collective on the communication stream around
   /// `launch()` (which enqueues the transfer there) and returns its handle;
-  /// `tensorBytes` labels its trace slice.
+  /// `info` labels its trace slice and the watchdog's message.
   template <typename Launch>
-  int64_t startCollective(CollectiveKind kind, int64_t tensorBytes,
-                          int64_t countedBytes, Launch launch);
+  int64_t startCollective(const CollectiveInfo &info, int64_t countedBytes,
+                          Launch launch);
   cudaEvent_t takeEvent();
 
   uint64_t deviceBytes = 0; // the GPU's memory (cudaMemGetInfo's total)

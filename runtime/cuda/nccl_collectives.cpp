@@ -24,12 +24,14 @@
 // NCCL calls block nothing on the host, so a collective that never completes
 // (a rank that died, ranks that disagree on the order) would hang the job in
 // the next synchronisation: the watchdog there gives up after
-// ZRT_NCCL_TIMEOUT_S, aborts the communicator and names the collective.
+// ZRT_NCCL_TIMEOUT_S, aborts the communicator, names the collective and asks
+// the other ranks where they are (core/watchdog.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
 #include "core/trace.h"
+#include "core/watchdog.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_context.h"
 
@@ -119,14 +121,12 @@ void CudaRuntime::checkProgress(double elapsedSeconds) {
     ncclCommAbort(nccl);
     nccl = nullptr;
   }
-  if (stuck)
-    fatal("NCCL %s (handle %lld, %lld bytes counted) did not complete within "
-          "%g s (ZRT_NCCL_TIMEOUT_S); another rank may have stopped or "
-          "started different collectives",
-          collectiveName(stuck->kind), (long long)stuck->handle,
-          (long long)stuck->countedBytes, timeoutSeconds);
-  fatal("the GPU's work did not complete within %g s (ZRT_NCCL_TIMEOUT_S)",
-        timeoutSeconds);
+  if (!stuck)
+    fatal("the GPU's work did not complete within %g s (ZRT_NCCL_TIMEOUT_S)",
+          timeoutSeconds);
+  // NCCL is aborted and only this thread calls MPI here: ask the others.
+  stopStalledJob(ctx, "NCCL", &stuck->info, timeoutSeconds,
+                 "ZRT_NCCL_TIMEOUT_S", /*mpiBusy=*/false);
 }
 
 //===--- Starting and waiting ---------------------------------------------===//
@@ -143,7 +143,7 @@ cudaEvent_t CudaRuntime::takeEvent() {
 }
 
 template <typename Launch>
-int64_t CudaRuntime::startCollective(CollectiveKind kind, int64_t tensorBytes,
+int64_t CudaRuntime::startCollective(const CollectiveInfo &info,
                                      int64_t countedBytes, Launch launch) {
   // With --trace the slice on the comm track spans the launch on the host
   // (the GPU runs it asynchronously).
@@ -159,10 +159,11 @@ int64_t CudaRuntime::startCollective(CollectiveKind kind, int64_t tensorBytes,
   cudaEvent_t done = takeEvent();
   ZRT_CUDA_CHECK(cudaEventRecord(done, comm));
   int64_t handle = nextHandle++;
-  inFlight.push_back({handle, kind, countedBytes, done, /*waited=*/false});
+  inFlight.push_back({handle, info, countedBytes, done, /*waited=*/false});
   notWaited.insert(handle);
   if (tracer)
-    tracer->record(Tracer::Comm, commLabel(collectiveName(kind), tensorBytes),
+    tracer->record(Tracer::Comm,
+                   commLabel(collectiveName(info.kind), info.tensorBytes),
                    "collective", begin, tracer->now(), countedBytes);
   return handle;
 }
@@ -170,10 +171,10 @@ int64_t CudaRuntime::startCollective(CollectiveKind kind, int64_t tensorBytes,
 int64_t CudaRuntime::startAllGather(int32_t dtype, const void *shard,
                                     void *full, int64_t numel,
                                     int64_t shardNumel, void *staging,
-                                    int64_t countedBytes) {
+                                    int64_t countedBytes,
+                                    const CollectiveInfo &info) {
   size_t size = elementSize(dtype);
-  int64_t bytes = ctx->worldSize * shardNumel * size;
-  return startCollective(AllGather, bytes, countedBytes, [&] {
+  return startCollective(info, countedBytes, [&] {
     if (!nccl) {
       // One rank: the gathered tensor is the shard (its padding dropped).
       if (numel > 0 && full != shard)
@@ -195,10 +196,10 @@ int64_t CudaRuntime::startAllGather(int32_t dtype, const void *shard,
 int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
                                         void *shard, int64_t numel,
                                         int64_t shardNumel, void *staging,
-                                        int64_t countedBytes) {
+                                        int64_t countedBytes,
+                                        const CollectiveInfo &info) {
   size_t size = elementSize(dtype);
-  int64_t bytes = ctx->worldSize * shardNumel * size;
-  return startCollective(ReduceScatter, bytes, countedBytes, [&] {
+  return startCollective(info, countedBytes, [&] {
     if (!nccl) {
       // One rank: the shard is the tensor, zero padded.
       if (numel > 0 && shard != full)
@@ -226,9 +227,10 @@ int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
 }
 
 int64_t CudaRuntime::startAllReduce(int32_t dtype, const void *x, void *y,
-                                    int64_t n, int64_t countedBytes) {
+                                    int64_t n, int64_t countedBytes,
+                                    const CollectiveInfo &info) {
   size_t size = elementSize(dtype);
-  return startCollective(AllReduce, n * size, countedBytes, [&] {
+  return startCollective(info, countedBytes, [&] {
     if (!nccl) {
       if (n > 0 && x != y)
         ZRT_CUDA_CHECK(

@@ -63,7 +63,8 @@ void *sampleGather(zrt_context *ctx, void **args, const struct SampleState *s,
     return args[s->first + i];
   int64_t n = sampleNumel(&s->params[i]);
   void *full = sampleAlloc(ctx, n, ZRT_MEM_COMM);
-  zrt_all_gather(ctx, DT, args[s->first + i], full, n, sampleShard(n));
+  zrt_all_gather(ctx, DT, args[s->first + i], full, n, sampleShard(n),
+                 s->params[i].name);
   return full;
 }
 
@@ -85,7 +86,7 @@ static void clipCoefficient(zrt_context *ctx, const struct SampleState *s,
   }
   /* Shards are disjoint (their padding is zero): sum them over ranks. */
   if (SHARD_STATE)
-    zrt_all_reduce(ctx, ZRT_F32, total, total, 1);
+    zrt_all_reduce(ctx, ZRT_F32, total, total, 1, "gradient norm");
 }
 
 /* AdamW on what this rank owns, then the parameter argument brought up to
@@ -114,12 +115,12 @@ static void applyAdamW(zrt_context *ctx, void **args,
   zrt_adamw(ctx, DT, p, grad, m, v, p, m, v, count, lr, t, scale, b1, b2, eps,
             wd);
   if (slice) {
-    zrt_all_gather(ctx, ZRT_F32, slice, param, n, sh);
+    zrt_all_gather(ctx, ZRT_F32, slice, param, n, sh, s->params[i].name);
     zrt_free(ctx, slice);
   } else if (SAMPLE_BF16 && SHARD_STATE && !SHARD_PARAMS) {
     void *rounded = sampleAlloc(ctx, sh, ZRT_MEM_PARAM);
     zrt_cast(ctx, ZRT_F32, ZRT_BF16, p, rounded, sh);
-    zrt_all_gather(ctx, ZRT_BF16, rounded, param, n, sh);
+    zrt_all_gather(ctx, ZRT_BF16, rounded, param, n, sh, s->params[i].name);
     zrt_free(ctx, rounded);
   } else if (SAMPLE_BF16) {
     zrt_cast(ctx, ZRT_F32, ZRT_BF16, p, param, count);
@@ -137,7 +138,8 @@ void sampleUpdate(zrt_context *ctx, void **args, const struct SampleState *s,
   for (int i = 0; i < s->count; ++i) {
     int64_t n = sampleNumel(&s->params[i]);
     if (!SHARD_STATE) {
-      handles[i] = zrt_all_reduce_start(ctx, DT, grads[i], grads[i], n);
+      handles[i] = zrt_all_reduce_start(ctx, DT, grads[i], grads[i], n,
+                                        s->params[i].name);
       reduced[i] = grads[i];
       counts[i] = n;
       continue;
@@ -145,7 +147,8 @@ void sampleUpdate(zrt_context *ctx, void **args, const struct SampleState *s,
     counts[i] = sampleShard(n);
     reduced[i] = sampleAlloc(ctx, counts[i], ZRT_MEM_GRAD);
     handles[i] =
-        zrt_reduce_scatter_start(ctx, DT, grads[i], reduced[i], n, counts[i]);
+        zrt_reduce_scatter_start(ctx, DT, grads[i], reduced[i], n, counts[i],
+                                 s->params[i].name);
   }
   float *scalars = zrt_alloc(ctx, 3 * sizeof(float), ZRT_MEM_ACTIVATION);
   const float *scale = NULL;

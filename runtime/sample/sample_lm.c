@@ -101,7 +101,7 @@ void zero_program_step(zrt_context *ctx, void **args, float *loss) {
   for (int i = 0; i < NUM_PARAMS; ++i)
     sampleRelease(ctx, w[i]);
 
-  zrt_all_reduce(ctx, ZRT_F32, lossBuf, lossBuf, 1);
+  zrt_all_reduce(ctx, ZRT_F32, lossBuf, lossBuf, 1, "loss");
   /* Through the runtime: on a GPU the buffer is device memory. */
   zrt_copy(ctx, lossBuf, loss, sizeof(float));
   sampleUpdate(ctx, args, &kState, grad);

@@ -96,7 +96,7 @@ void zero_program_step(zrt_context *ctx, void **args, float *loss) {
   zrt_matmul(ctx, DT, x, dh, grad[W1], F, H, BL, 1, 0);
   zrt_sum_rows(ctx, DT, dh, grad[B1], BL, H);
 
-  zrt_all_reduce(ctx, ZRT_F32, lossBuf, lossBuf, 1);
+  zrt_all_reduce(ctx, ZRT_F32, lossBuf, lossBuf, 1, "loss");
   /* Through the runtime: on a GPU the buffer is device memory. */
   zrt_copy(ctx, lossBuf, loss, sizeof(float));
   sampleUpdate(ctx, args, &kState, grad);

@@ -67,7 +67,7 @@ bool allGatherOk(Suite &t, int64_t numel, int64_t s) {
     shard[i] = 16.0f * t.ctx->rank + i;
   BufferTensor shardT(t.memory, t.ctx, t.dtype, shard),
       fullT(t.memory, t.ctx, t.dtype, numel + 1);
-  zrt_all_gather(t.ctx, t.dtype, shardT.data(), fullT.data(), numel, s);
+  zrt_all_gather(t.ctx, t.dtype, shardT.data(), fullT.data(), numel, s, "case");
   auto full = fullT.values();
   bool ok = std::isnan(full[numel]);
   for (int64_t e = 0; e < numel; ++e)
@@ -97,7 +97,7 @@ bool reduceScatterOk(Suite &t, int64_t numel, int64_t s) {
     full[e] = (t.ctx->rank + 1.0f) * e;
   BufferTensor fullT(t.memory, t.ctx, t.dtype, full),
       shardT(t.memory, t.ctx, t.dtype, s);
-  zrt_reduce_scatter(t.ctx, t.dtype, fullT.data(), shardT.data(), numel, s);
+  zrt_reduce_scatter(t.ctx, t.dtype, fullT.data(), shardT.data(), numel, s, "case");
   auto shard = shardT.values();
   bool ok = true;
   for (int64_t i = 0; i < s; ++i) {
@@ -132,12 +132,12 @@ void testAllReduce(Suite &t) {
     x[i] = t.ctx->rank + 0.5f * i;
   auto expected = [&](int i) { return W * (W - 1) / 2.0f + W * 0.5f * i; };
   BufferTensor xT(t.memory, t.ctx, t.dtype, x), yT(t.memory, t.ctx, t.dtype, n);
-  zrt_all_reduce(t.ctx, t.dtype, xT.data(), yT.data(), n);
+  zrt_all_reduce(t.ctx, t.dtype, xT.data(), yT.data(), n, "case");
   auto y = yT.values();
   bool outOfPlace = xT.values() == x;
   for (int i = 0; i < n; ++i)
     outOfPlace &= y[i] == expected(i);
-  zrt_all_reduce(t.ctx, t.dtype, xT.data(), xT.data(), n);
+  zrt_all_reduce(t.ctx, t.dtype, xT.data(), xT.data(), n, "case");
   auto inPlace = xT.values();
   bool inPlaceOk = true;
   for (int i = 0; i < n; ++i)
@@ -156,7 +156,7 @@ void testRoundTrip(Suite &t) {
       shardT(t.memory, t.ctx, t.dtype, s),
       gatheredT(t.memory, t.ctx, t.dtype, numel);
   zrt_shard_slice(t.ctx, t.dtype, fullT.data(), shardT.data(), numel, s);
-  zrt_all_gather(t.ctx, t.dtype, shardT.data(), gatheredT.data(), numel, s);
+  zrt_all_gather(t.ctx, t.dtype, shardT.data(), gatheredT.data(), numel, s, "case");
   t.expectTrue("shard_slice+all_gather restores the tensor",
                gatheredT.values() == full);
 }
@@ -200,7 +200,7 @@ void testBf16Rounding(Suite &t) {
                : t.ctx->rank == 1 ? std::ldexp(1.0f, -8) + std::ldexp(1.0f, -15)
                                   : 0.0f;
   BufferTensor xT(t.memory, t.ctx, ZRT_BF16, std::vector<float>{mine});
-  zrt_all_reduce(t.ctx, ZRT_BF16, xT.data(), xT.data(), 1);
+  zrt_all_reduce(t.ctx, ZRT_BF16, xT.data(), xT.data(), 1, "case");
   float expected = W > 1 ? 1.0f + std::ldexp(1.0f, -7) : 1.0f;
   t.check.expectTrue(
       "all_reduce bf16 sums pairs in float32, rounds to nearest even",
@@ -276,23 +276,23 @@ int64_t startCase(zrt_context *ctx, const AsyncCase &c, AsyncBuffers &b) {
   switch (c.kind) {
   case AllGather:
     return zrt_all_gather_start(ctx, c.dtype, b.in.data(), out, c.numel,
-                                c.shard);
+                                c.shard, "case");
   case ReduceScatter:
     return zrt_reduce_scatter_start(ctx, c.dtype, b.in.data(), out, c.numel,
-                                    c.shard);
+                                    c.shard, "case");
   default:
-    return zrt_all_reduce_start(ctx, c.dtype, b.in.data(), out, c.numel);
+    return zrt_all_reduce_start(ctx, c.dtype, b.in.data(), out, c.numel, "case");
   }
 }
 
 void runBlocking(zrt_context *ctx, const AsyncCase &c, AsyncBuffers &b) {
   void *out = c.inPlace ? b.in.data() : b.out.data();
   if (c.kind == AllGather)
-    zrt_all_gather(ctx, c.dtype, b.in.data(), out, c.numel, c.shard);
+    zrt_all_gather(ctx, c.dtype, b.in.data(), out, c.numel, c.shard, "case");
   else if (c.kind == ReduceScatter)
-    zrt_reduce_scatter(ctx, c.dtype, b.in.data(), out, c.numel, c.shard);
+    zrt_reduce_scatter(ctx, c.dtype, b.in.data(), out, c.numel, c.shard, "case");
   else
-    zrt_all_reduce(ctx, c.dtype, b.in.data(), out, c.numel);
+    zrt_all_reduce(ctx, c.dtype, b.in.data(), out, c.numel, "case");
 }
 
 /// Starts every case on a fresh context, checks what was counted before any

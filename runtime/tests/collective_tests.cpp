@@ -66,7 +66,7 @@ int runOverlap() {
   std::vector<float> x(n), y(n, -1.0f);
   for (int64_t i = 0; i < n; ++i)
     x[i] = ctx->rank + (float)(i % 5);
-  int64_t handle = zrt_all_reduce_start(ctx, ZRT_F32, x.data(), y.data(), n);
+  int64_t handle = zrt_all_reduce_start(ctx, ZRT_F32, x.data(), y.data(), n, "test");
   bool counted = ctx->collectives.bytes[AllReduce] == 2 * n * 4;
   const int64_t m = 128, iterations = 64;
   std::vector<float> a(m * m, 1.0f), b(m * m, 0.5f), c(m * m);
@@ -96,11 +96,11 @@ int runOverlap() {
 int runFault(zrt_context *ctx, const std::string &fault) {
   float one = 1;
   if (fault == "double-wait") {
-    int64_t handle = zrt_all_reduce_start(ctx, ZRT_F32, &one, &one, 1);
+    int64_t handle = zrt_all_reduce_start(ctx, ZRT_F32, &one, &one, 1, "test");
     zrt_wait(ctx, handle);
     zrt_wait(ctx, handle);
   } else if (fault == "unknown-handle") {
-    zrt_all_reduce(ctx, ZRT_F32, &one, &one, 1);
+    zrt_all_reduce(ctx, ZRT_F32, &one, &one, 1, nullptr);
     zrt_wait(ctx, 42);
   } else if (fault == "comm-mpi-error") {
     // Through the queue's own interface: no zrt_* collective passes MPI a
@@ -114,22 +114,22 @@ int runFault(zrt_context *ctx, const std::string &fault) {
   } else if (fault == "never-wait") {
     // Static: destroyContext runs them (and warns) after this returns.
     static float values[2] = {1, 2};
-    zrt_all_reduce_start(ctx, ZRT_F32, &values[0], &values[0], 1);
-    zrt_all_reduce_start(ctx, ZRT_F32, &values[1], &values[1], 1);
+    zrt_all_reduce_start(ctx, ZRT_F32, &values[0], &values[0], 1, "test");
+    zrt_all_reduce_start(ctx, ZRT_F32, &values[1], &values[1], 1, "test");
     return 0;
   } else if (fault == "bad-label") {
     float logits[2 * 3] = {0}, loss = 0, sum = 1;
     int32_t labels[2] = {1, 7};
     if (ctx->rank == ctx->worldSize - 1)
       zrt_softmax_xent(ctx, ZRT_F32, logits, labels, &loss, 2, 3, 2.0f);
-    zrt_all_reduce(ctx, ZRT_F32, &sum, &sum, 1);
+    zrt_all_reduce(ctx, ZRT_F32, &sum, &sum, 1, "test");
   } else if (fault == "diverge") {
     // Rank 0 reduces one element, the others two: with the check on, the
     // first difference is named before either runs.
     ctx->checkCollectives = true;
     float values[2] = {1, 2};
-    zrt_all_reduce(ctx, ZRT_F32, values, values, 1);
-    zrt_all_reduce(ctx, ZRT_F32, values, values, ctx->rank == 0 ? 1 : 2);
+    zrt_all_reduce(ctx, ZRT_F32, values, values, 1, "test");
+    zrt_all_reduce(ctx, ZRT_F32, values, values, ctx->rank == 0 ? 1 : 2, "test");
   } else if (fault == "mpi-error") {
     float value = 0;
     ZRT_MPI_CHECK(MPI_Bcast(&value, -1, MPI_FLOAT, 0, ctx->comm));

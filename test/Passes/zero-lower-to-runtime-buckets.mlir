@@ -10,7 +10,8 @@
 // CHECK-NEXT: zrt.copy 32 bytes %[[WSHARD]][0] to %[[PACK]][0]
 // CHECK-NEXT: zrt.copy 12 bytes %[[BSHARD]][0] to %[[PACK]][32]
 // CHECK-NEXT: %[[FLAT:.*]] = zrt.alloc comm : memref<22xf32>
-// CHECK-NEXT: zrt.all_gather %[[PACK]] -> %[[FLAT]] : memref<11xf32> -> memref<22xf32>
+// A bucket's collective is labelled with its size and first members.
+// CHECK-NEXT: zrt.all_gather %[[PACK]] -> %[[FLAT]] of "bucket of 2: h.0.fc.weight, h.0.fc.bias" : memref<11xf32> -> memref<22xf32>
 // CHECK-NEXT: zrt.free %[[PACK]]
 // The 3x5 weight: rank 0's 8 floats at byte 0, rank 1's 7 at byte 44 (its
 // chunk starts after rank 0's 11); the bias: 3 floats at 32, 2 at 76.
@@ -23,7 +24,7 @@
 // CHECK-NEXT: zrt.free %[[FLAT]]
 // A reduced bucket is gradient memory, split into gradient shards (h.0's
 // bias: 3 floats, weight: 8) before the optimizer reads them.
-// CHECK: zrt.reduce_scatter %{{.*}} -> %[[RS:.*]] : memref<22xf32> -> memref<11xf32>
+// CHECK: zrt.reduce_scatter %{{.*}} -> %[[RS:.*]] of "bucket of 2: h.0.fc.bias, h.0.fc.weight" : memref<22xf32> -> memref<11xf32>
 // CHECK: %[[GB:.*]] = zrt.alloc grad : memref<3xf32>
 // CHECK-NEXT: %[[GW:.*]] = zrt.alloc grad : memref<8xf32>
 // CHECK-NEXT: zrt.copy 12 bytes %[[RS]][0] to %[[GB]][0]

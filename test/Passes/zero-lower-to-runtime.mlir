@@ -23,7 +23,9 @@
 // CHECK-LABEL: func.func @zero_program_step
 // CHECK-SAME: (%[[X:.*]]: memref<2x3xf32>, %[[LABELS:.*]]: memref<2xi32>, %[[WSHARD:.*]]: memref<8xf32>, %{{.*}}: memref<3xf32>, %[[M:.*]]: memref<8xf32>, %[[V:.*]]: memref<8xf32>, {{.*}}, %[[LOSS:.*]]: memref<f32> {zrt.loss})
 // CHECK: %[[WFULL:.*]] = zrt.alloc comm : memref<3x5xf32>
-// CHECK-NEXT: zrt.all_gather %[[WSHARD]] -> %[[WFULL]] : memref<8xf32> -> memref<3x5xf32>
+// Each collective is labelled with the tensor it moves (the watchdog's
+// message names it).
+// CHECK-NEXT: zrt.all_gather %[[WSHARD]] -> %[[WFULL]] of "fc.weight" : memref<8xf32> -> memref<3x5xf32>
 // CHECK-NEXT: %[[H:.*]] = zrt.alloc activation : memref<2x5xf32>
 // CHECK-NEXT: zrt.matmul %[[X]], %[[WFULL]] -> %[[H]] : memref<2x3xf32>, memref<3x5xf32> -> memref<2x5xf32>
 // CHECK-NEXT: zrt.free %[[WFULL]] : memref<3x5xf32>
@@ -32,11 +34,11 @@
 // CHECK: %[[GFULL:.*]] = zrt.alloc grad : memref<3x5xf32>
 // CHECK-NEXT: zrt.matmul %[[X]], %{{.*}} -> %[[GFULL]] {transpose_a}
 // CHECK: %[[GSHARD:.*]] = zrt.alloc grad : memref<8xf32>
-// CHECK-NEXT: zrt.reduce_scatter %[[GFULL]] -> %[[GSHARD]] : memref<3x5xf32> -> memref<8xf32>
+// CHECK-NEXT: zrt.reduce_scatter %[[GFULL]] -> %[[GSHARD]] of "fc.weight" : memref<3x5xf32> -> memref<8xf32>
 // CHECK: zrt.adamw %[[WSHARD]], %[[GSHARD]], %[[M]], %[[V]] -> %[[WSHARD]], %[[M]], %[[V]] lr
 // CHECK-NEXT: zrt.free %[[GSHARD]]
 // The loss is reduced over the ranks in place and copied to the loss output.
-// CHECK: zrt.all_reduce %[[L:.*]] -> %[[L]] : memref<f32> -> memref<f32>
+// CHECK: zrt.all_reduce %[[L:.*]] -> %[[L]] of "loss" : memref<f32> -> memref<f32>
 // CHECK-NEXT: zrt.copy 4 bytes %[[L]][0] to %[[LOSS]][0]
 // No state is copied back: every update was written in place.
 // CHECK-NOT: zrt.copy
@@ -52,7 +54,7 @@
 // S1: %[[PSHARD:.*]] = zrt.alloc optimizer : memref<8xf32>
 // S1-NEXT: zrt.shard_slice %[[W]] -> %[[PSHARD]] : memref<3x5xf32> -> memref<8xf32>
 // S1-NEXT: zrt.adamw %[[PSHARD]], %{{.*}}, %{{.*}}, %{{.*}} -> %[[PSHARD]],
-// S1: zrt.all_gather %[[PSHARD]] -> %[[W]] : memref<8xf32> -> memref<3x5xf32>
+// S1: zrt.all_gather %[[PSHARD]] -> %[[W]] of "fc.weight" : memref<8xf32> -> memref<3x5xf32>
 // S1-NOT: zrt.copy {{.*}} to %[[W]]
 
 func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,

@@ -1,4 +1,10 @@
 // RUN: zero-opt %s --zero-lower-zrt-to-calls --canonicalize | FileCheck %s
+// RUN: zero-opt %s --zero-lower-zrt-to-calls | FileCheck %s --check-prefix=ONCE
+
+// A string is one constant however many functions use it: the argument's
+// name and the all-gather's label.
+// ONCE: ("h.0.w\00")
+// ONCE-NOT: ("h.0.w\00")
 
 // Each zrt op becomes the call of its zrt_* function: the context first,
 // then what the C prototype takes, the dtypes and sizes read from the
@@ -9,8 +15,8 @@
 // CHECK-DAG: llvm.mlir.global internal constant @[[FREQ:__zrt_rope_inv_freq_0]](dense<[1.000000e+00, 5.000000e-01]> : tensor<2xf32>)
 // CHECK-LABEL: func.func @zero_program_describe
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr)
-// ABI version 11, world size 3, stage 2, task 1 (lm), batch 6 x 8, 0 features, 50 classes.
-// CHECK: call @zrt_declare_program(%[[CTX]], %c11_i64, %c3_i64, %c2_i64, %c1_i32, %c6_i64, %c8_i64, %c0_i64, %c50_i64)
+// ABI version 12, world size 3, stage 2, task 1 (lm), batch 6 x 8, 0 features, 50 classes.
+// CHECK: call @zrt_declare_program(%[[CTX]], %c12_i64, %c3_i64, %c2_i64, %c1_i32, %c6_i64, %c8_i64, %c0_i64, %c50_i64)
 // CHECK: call @zrt_declare_micro_batches(%[[CTX]], %c4_i64)
 // CHECK: call @zrt_declare_hf_config(%[[CTX]], %{{.*}})
 // Index 0, role 2 (param), bf16 (1), rank 2, 6 x 4, sharded, init 2 (normal), 0.02.
@@ -30,6 +36,7 @@ func.func @zero_program_describe() {
 // loss output is the third argument.
 // CHECK-LABEL: func.func @zero_program_step
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr, %[[ARGS:.*]]: !llvm.ptr, %[[LOSS:.*]]: !llvm.ptr)
+// CHECK: %[[LABEL:.*]] = llvm.mlir.addressof @[[NAME]]
 // CHECK: %[[TABLE:.*]] = llvm.mlir.addressof @[[FREQ]]
 // CHECK: %[[A:.*]] = llvm.load %[[ARGS]]
 // CHECK-NEXT: %[[S1:.*]] = llvm.getelementptr %[[ARGS]][1]
@@ -49,8 +56,10 @@ func.func @zero_program_describe() {
 // CHECK: %[[SRC:.*]] = llvm.getelementptr %[[C]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: %[[DST:.*]] = llvm.getelementptr %[[A]][4] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT: call @zrt_copy(%[[CTX]], %[[SRC]], %[[DST]], %c16_i64)
-// A started all-gather returns the handle zrt_wait takes: 24 of 4 each.
-// CHECK: %[[H:.*]] = call @zrt_all_gather_start(%[[CTX]], %c1_i32, %{{.*}}, %[[C]], %c24_i64, %c8_i64)
+// A started all-gather returns the handle zrt_wait takes: 24 of 4 each,
+// with its label as a C string (the one constant of "h.0.w", its address
+// hoisted to the top by --canonicalize).
+// CHECK: %[[H:.*]] = call @zrt_all_gather_start(%[[CTX]], %c1_i32, %{{.*}}, %[[C]], %c24_i64, %c8_i64, %[[LABEL]])
 // CHECK-NEXT: call @zrt_wait(%[[CTX]], %[[H]])
 // CHECK: call @zrt_fill(%[[CTX]], %c0_i32, %[[LOSS]], %c1_i64, %{{.*}})
 // CHECK-NEXT: call @zrt_free(%[[CTX]], %[[C]])
@@ -66,7 +75,7 @@ func.func @zero_program_step(%a: memref<5x4xbf16>, %b: memref<5x6xbf16>,
   zrt.rope %r -> %r seq_len 2 heads 2 inv_freq [1.0, 0.5] {inverse} : memref<4x8xbf16>
   %flat = zrt.view %c : memref<4x6xbf16> to memref<24xbf16>
   zrt.copy 16 bytes %flat[8] to %a[4] : memref<24xbf16>, memref<5x4xbf16>
-  %h = zrt.all_gather_start %shard -> %c : memref<8xbf16> -> memref<4x6xbf16>
+  %h = zrt.all_gather_start %shard -> %c of "h.0.w" : memref<8xbf16> -> memref<4x6xbf16>
   zrt.wait %h
   zrt.fill %loss with 2.500000e-01 : memref<f32>
   zrt.free %c : memref<4x6xbf16>

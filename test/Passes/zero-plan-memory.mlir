@@ -18,7 +18,7 @@
 // The first gathered weight (60 bytes, comm) and its all-gather's staging
 // copy, each at the start of its own region.
 // CHECK: %[[W0:.*]] = zrt.alloc comm {arena_offset = 0 : i64} : memref<3x5xf32>
-// CHECK-NEXT: zrt.all_gather %{{.*}} -> %[[W0]] {staging_offset = 0 : i64}
+// CHECK-NEXT: zrt.all_gather %{{.*}} -> %[[W0]] of "h.0.fc.weight" {staging_offset = 0 : i64}
 // CHECK-NEXT: zrt.alloc activation {arena_offset = 0 : i64} : memref<2x5xf32>
 // CHECK: zrt.free %[[W0]]
 // Once it is freed, the next gathered copy takes its range.

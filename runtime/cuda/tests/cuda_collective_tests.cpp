@@ -81,7 +81,7 @@ void testOrdering(Checker &check, const DeviceBuffers &device) {
       // A kernel writes x; the all-reduce started at once must read that.
       zrt_fill(ctx, ZRT_F32, x.data(), n, value);
       int64_t handle =
-          zrt_all_reduce_start(ctx, ZRT_F32, x.data(), y.data(), n);
+          zrt_all_reduce_start(ctx, ZRT_F32, x.data(), y.data(), n, "test");
       zrt_wait(ctx, handle);
       // A kernel right after the wait must read the sum.
       zrt_add(ctx, ZRT_F32, y.data(), y.data(), z.data(), n);
@@ -110,11 +110,11 @@ int runFault(const DeviceBuffers &device, const std::string &fault) {
     BufferTensor one(device, ctx, ZRT_F32, std::vector<float>{1.0f});
     if (fault == "double-wait") {
       int64_t handle =
-          zrt_all_reduce_start(ctx, ZRT_F32, one.data(), one.data(), 1);
+          zrt_all_reduce_start(ctx, ZRT_F32, one.data(), one.data(), 1, "test");
       zrt_wait(ctx, handle);
       zrt_wait(ctx, handle);
     } else if (fault == "unknown-handle") {
-      zrt_all_reduce(ctx, ZRT_F32, one.data(), one.data(), 1);
+      zrt_all_reduce(ctx, ZRT_F32, one.data(), one.data(), 1, "test");
       zrt_wait(ctx, 42);
     } else {
       std::fprintf(stderr, "unknown fault '%s'\n", fault.c_str());

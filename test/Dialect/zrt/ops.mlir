@@ -119,8 +119,8 @@ func.func @optimizer(%p: memref<8xf32>, %g: memref<8xbf16>, %m: memref<8xf32>,
 func.func @collectives(%shard: memref<5xbf16>, %full: memref<3x3xbf16>, %x: memref<4xf32>) {
   // CHECK: zrt.all_gather {{.*}} {staging_offset = 64 : i64} : memref<5xbf16> -> memref<3x3xbf16>
   zrt.all_gather %shard -> %full {staging_offset = 64 : i64} : memref<5xbf16> -> memref<3x3xbf16>
-  // CHECK: zrt.reduce_scatter {{.*}} : memref<3x3xbf16> -> memref<5xbf16>
-  zrt.reduce_scatter %full -> %shard : memref<3x3xbf16> -> memref<5xbf16>
+  // CHECK: zrt.reduce_scatter %{{.*}} -> %{{.*}} of "h.0.mlp.c_fc.weight" : memref<3x3xbf16> -> memref<5xbf16>
+  zrt.reduce_scatter %full -> %shard of "h.0.mlp.c_fc.weight" : memref<3x3xbf16> -> memref<5xbf16>
   // CHECK: zrt.all_reduce {{.*}} : memref<4xf32> -> memref<4xf32>
   zrt.all_reduce %x -> %x : memref<4xf32> -> memref<4xf32>
   // CHECK: %[[H:.*]] = zrt.all_gather_start {{.*}} : memref<5xbf16> -> memref<3x3xbf16>
@@ -129,7 +129,8 @@ func.func @collectives(%shard: memref<5xbf16>, %full: memref<3x3xbf16>, %x: memr
   zrt.wait %h
   %r = zrt.reduce_scatter_start %full -> %shard : memref<3x3xbf16> -> memref<5xbf16>
   zrt.wait %r
-  %a = zrt.all_reduce_start %x -> %x : memref<4xf32> -> memref<4xf32>
+  // CHECK: zrt.all_reduce_start %{{.*}} -> %{{.*}} of "bucket of 2: a, b" {staging_offset = 0 : i64} : memref<4xf32>
+  %a = zrt.all_reduce_start %x -> %x of "bucket of 2: a, b" {staging_offset = 0 : i64} : memref<4xf32> -> memref<4xf32>
   zrt.wait %a
   return
 }
