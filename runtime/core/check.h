@@ -36,18 +36,11 @@ void printError(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /// the communication thread is inside MPI.
 int worldRank();
 
-/// MPI_Init_thread asking for MPI_THREAD_MULTIPLE, with MPI_ERRORS_RETURN
-/// on MPI_COMM_WORLD. Collectives run on a thread of their own and the
-/// runtime makes only one thread call MPI at a time, so SERIALIZED suffices
-/// to run; MULTIPLE lets a rank whose collective stalled ask the others
-/// where they are while its communication thread is still inside MPI (the
-/// watchdog, core/watchdog.h). Stops the job with a message when the
-/// library provides less than SERIALIZED.
+/// MPI_Init_thread at MPI_THREAD_SERIALIZED (collectives run on a thread of
+/// their own, and the runtime guarantees that only one thread calls MPI at
+/// a time), with MPI_ERRORS_RETURN on MPI_COMM_WORLD. Stops the job with a
+/// message when the library provides less.
 void initMpi(int *argc, char ***argv);
-
-/// Whether MPI runs at MPI_THREAD_MULTIPLE (asked by initMpi, or by
-/// whoever initialised MPI).
-bool mpiThreadMultiple();
 
 /// "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE".
 const char *threadLevelName(int level);

@@ -43,8 +43,7 @@ zrt_context *createContext(MPI_Comm comm) {
   ZRT_MPI_CHECK(MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN));
   ZRT_MPI_CHECK(MPI_Comm_rank(ctx->comm, &ctx->rank));
   ZRT_MPI_CHECK(MPI_Comm_size(ctx->comm, &ctx->worldSize));
-  ZRT_MPI_CHECK(MPI_Comm_dup(comm, &ctx->watchdogComm));
-  ZRT_MPI_CHECK(MPI_Comm_set_errhandler(ctx->watchdogComm, MPI_ERRORS_RETURN));
+  openWatchdogChannel(ctx);
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true, ctx);
   ctx->commQueue->setTimeout(collectiveTimeoutSeconds());
   cpu::attach(ctx);
@@ -113,8 +112,7 @@ void destroyContext(zrt_context *ctx) {
   ctx->runtime.reset();
   if (ctx->comm != MPI_COMM_NULL)
     ZRT_MPI_CHECK(MPI_Comm_free(&ctx->comm));
-  if (ctx->watchdogComm != MPI_COMM_NULL)
-    ZRT_MPI_CHECK(MPI_Comm_free(&ctx->watchdogComm));
+  closeWatchdogChannel(ctx);
   delete ctx;
 }
 

@@ -108,8 +108,8 @@ class Tracer;
 struct zrt_context {
   /// MPI_COMM_NULL for a single-process context made without MPI.
   MPI_Comm comm = MPI_COMM_NULL;
-  /// A second duplicate, for the watchdog's questions only (watchdog.h).
-  MPI_Comm watchdogComm = MPI_COMM_NULL;
+  /// Where to ask the other ranks when a collective stalls (watchdog.h).
+  zrt::WatchdogChannel watchdog;
   int rank = 0;
   int worldSize = 1;
   zrt::ProgramDesc program;

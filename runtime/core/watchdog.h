@@ -5,8 +5,11 @@
 // ZRT_NCCL_TIMEOUT_S). When a wait expires the rank does not know why: a
 // peer may be stopped, stuck in a read, dead, or running another collective.
 // So before it stops the job it asks: every rank whose watchdog fired sends
-// its position (step, collective, kind, bytes) to every other rank on a
-// communicator of the watchdog's own, and waits a short grace for theirs.
+// its position (step, collective, kind, bytes) to every other rank, and
+// waits a short grace for theirs. Not over MPI: the communication thread is
+// still inside the stuck collective, and MPI_THREAD_MULTIPLE, which would
+// allow a second thread in, slows every collective down. Each rank listens
+// on a TCP port of its own instead, opened with the context.
 // Each then prints one line naming itself, its collective and the tensor or
 // bucket it moves, the ranks waiting at the same place, the ranks at
 // another one, and the ranks that never answered (the ones that did not
@@ -19,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 struct zrt_context;
 
@@ -41,6 +45,20 @@ struct CollectiveInfo {
   int64_t sequence = 0;
 };
 
+/// The watchdog's side channel: this rank's TCP listener (-1: none), and
+/// every rank's host and port (0: that rank has none).
+struct WatchdogChannel {
+  int listener = -1;
+  std::vector<std::string> hosts;
+  std::vector<int> ports;
+};
+
+/// Opens this rank's listener and tells every rank where each one is (an
+/// MPI_Allgather on ctx->comm: collective, at context creation). A rank
+/// that cannot listen only loses the watchdog's answers.
+void openWatchdogChannel(zrt_context *ctx);
+void closeWatchdogChannel(zrt_context *ctx);
+
 /// "step 4, collective 3: all_gather of 2000 bytes of \"fc1.weight\"": the
 /// position ("step 4, collective 3"; "after step 4" for the driver's own;
 /// "" when neither is known), then the transfer.
@@ -50,14 +68,11 @@ std::string describeTransfer(const CollectiveInfo &info);
 
 /// The watchdog fired on this rank: `stuck` (null: not known) did not
 /// complete within `timeoutSeconds` (`knob` names the setting) while
-/// `waiter` waited for it. Asks the other ranks where they are, unless
-/// `mpiBusy` (another thread is inside MPI and the library is not at
-/// MPI_THREAD_MULTIPLE), prints the one line and stops the job. Called
-/// after the backend stopped its own communication (NCCL's abort).
+/// `waiter` waited for it. Asks the other ranks where they are, prints the
+/// one line and stops the job. Safe while another thread is inside MPI.
 [[noreturn]] void stopStalledJob(zrt_context *ctx, const char *waiter,
                                  const CollectiveInfo *stuck,
-                                 double timeoutSeconds, const char *knob,
-                                 bool mpiBusy);
+                                 double timeoutSeconds, const char *knob);
 
 } // namespace zrt
 

@@ -75,10 +75,9 @@ void CommQueue::waitUntil(std::unique_lock<std::mutex> &lock,
     stuck = runningInfo;
   else if (!pending.empty())
     stuck = pending.front().second.info;
-  bool mpiBusy = runningHandle != 0;
   lock.unlock();
   stopStalledJob(ctx, waiter, stuck ? &*stuck : nullptr, timeoutSeconds,
-                 "--collective-timeout / ZRT_COLLECTIVE_TIMEOUT_S", mpiBusy);
+                 "--collective-timeout / ZRT_COLLECTIVE_TIMEOUT_S");
 }
 
 void CommQueue::wait(int64_t handle, Tracer *tracer) {

@@ -124,9 +124,8 @@ void CudaRuntime::checkProgress(double elapsedSeconds) {
   if (!stuck)
     fatal("the GPU's work did not complete within %g s (ZRT_NCCL_TIMEOUT_S)",
           timeoutSeconds);
-  // NCCL is aborted and only this thread calls MPI here: ask the others.
   stopStalledJob(ctx, "NCCL", &stuck->info, timeoutSeconds,
-                 "ZRT_NCCL_TIMEOUT_S", /*mpiBusy=*/false);
+                 "ZRT_NCCL_TIMEOUT_S");
 }
 
 //===--- Starting and waiting ---------------------------------------------===//
