@@ -30,7 +30,8 @@ struct ChooseAccumulationPass
     std::optional<int64_t> bytes = parseByteSize(limit);
     StageOptions trial;
     if (!bytes)
-      return fail("limit '" + limit + "' is not a byte count");
+      return fail("limit='" + limit +
+                  "' is not a byte count (like 80GiB, 40GB, 1.5e9)");
     if (failed(trial.parseFromString(stageOptions)) || !trial.check().empty())
       return fail("options '" + stageOptions +
                   "' are not the stage pipeline's options");

@@ -6,7 +6,7 @@
       --stage S --world N
 
 `accumulate` compiles gpt2-tiny (fp32) with --accumulate=sharded and
---accumulate=local and runs both for STEPS steps: the runtime's ledger must
+--accumulate=local and trains both for grad_accum.py's STEPS steps: the runtime's ledger must
 show local moving exactly 1/K of sharded's gradient bytes (the loss's
 all-reduce, 8 bytes per micro-batch, is not a gradient), and the losses
 must agree within fp32 rounding (the two sum the same K x N gradients in
@@ -21,39 +21,24 @@ import argparse
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 
-STEP = re.compile(r"^step (\d+) loss (\S+)$")
+from grad_accum import STEPS, train
+
 COMM = re.compile(r"^comm (\w+): (\d+) bytes in (\d+) calls$")
-STEPS = 8
 LOSS_BYTES = 8  # The loss's all-reduce: 2 x 1 float32 element.
 
 
 def run(out, mpirun, data, world, name, flags):
     """Losses and {kind: bytes} of the ledger, and the report's JSON."""
-    exe = os.path.join(out, name)
-    model = ["--model=gpt2-tiny", "--batch=4", "--seq-len=16",
-             f"--world-size={world}"] + flags
+    model = ["--batch=4", f"--world-size={world}"] + flags
     report = json.loads(subprocess.run(
-        ["zero-opt", "--report=json"] + model, check=True,
-        capture_output=True, text=True).stdout)
-    subprocess.run(["zero-opt", "-o", exe] + model, check=True)
-    done = subprocess.run(shlex.split(mpirun) + [str(world), exe,
-                                                 f"--data={data}",
-                                                 f"--steps={STEPS}",
-                                                 "--lr=0.002"],
-                          capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        sys.exit(f"FAIL {name}: exit {done.returncode}\n{done.stdout}"
-                 f"{done.stderr}")
-    losses = [float(m.group(2)) for line in done.stdout.splitlines()
-              if (m := STEP.match(line))]
-    comm = {m.group(1): int(m.group(2)) for line in done.stdout.splitlines()
+        ["zero-opt", "--model=gpt2-tiny", "--seq-len=16", "--report=json"]
+        + model, check=True, capture_output=True, text=True).stdout)
+    losses, stdout = train(out, mpirun, data, name, world, model)
+    comm = {m.group(1): int(m.group(2)) for line in stdout.splitlines()
             if (m := COMM.match(line))}
-    if len(losses) != STEPS:
-        sys.exit(f"FAIL {name}: {len(losses)} step lines\n{done.stdout}")
     return losses, comm, report
 
 
