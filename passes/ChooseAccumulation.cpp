@@ -37,9 +37,8 @@ struct ChooseAccumulationPass
                   "' are not the stage pipeline's options");
     std::optional<int64_t> peak = peakWithLocalAccumulation(module, trial);
     bool fits = peak && *peak <= *bytes;
-    module->setAttr("zero.accumulate", StringAttr::get(&getContext(),
-                                                       fits ? "local"
-                                                            : "sharded"));
+    module->setAttr("zero.accumulate",
+                    StringAttr::get(&getContext(), fits ? "local" : "sharded"));
   }
 
   /// A pipeline run inside a pass may create ops only of dialects loaded

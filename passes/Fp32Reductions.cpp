@@ -54,8 +54,7 @@ static void replaceReaders(Value narrow, Value sum) {
 }
 
 namespace {
-struct Fp32ReductionsPass
-    : zero::impl::Fp32ReductionsBase<Fp32ReductionsPass> {
+struct Fp32ReductionsPass : zero::impl::Fp32ReductionsBase<Fp32ReductionsPass> {
   void runOnOperation() override {
     if (!lookupFunction(getOperation(), kTrainStepFuncName, getArgument(),
                         "run zero-insert-collectives first"))

@@ -33,8 +33,8 @@ static void addedToAccumulator(Operation *add, DenseSet<Value> &gradients) {
   auto func = add->getParentOfType<func::FuncOp>();
   for (auto [i, operand] : llvm::enumerate(add->getOperands())) {
     auto arg = dyn_cast<BlockArgument>(operand);
-    if (arg && !getArgString(func, arg.getArgNumber(), kGradAccumAttrName)
-                    .empty())
+    if (arg &&
+        !getArgString(func, arg.getArgNumber(), kGradAccumAttrName).empty())
       gradients.insert(add->getOperand(1 - i));
   }
 }
