@@ -27,11 +27,10 @@ struct ChooseAccumulationPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<int64_t> bytes = parseByteSize(limit);
+    FailureOr<int64_t> bytes = parseLimitOption(module, getArgument(), limit);
+    if (failed(bytes))
+      return signalPassFailure();
     StageOptions trial;
-    if (!bytes)
-      return fail("limit='" + limit +
-                  "' is not a byte count (like 80GiB, 40GB, 1.5e9)");
     if (failed(trial.parseFromString(stageOptions)) || !trial.check().empty())
       return fail("options '" + stageOptions +
                   "' are not the stage pipeline's options");

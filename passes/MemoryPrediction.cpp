@@ -202,4 +202,12 @@ std::optional<int64_t> parseByteSize(llvm::StringRef text) {
   return int64_t(std::llround(bytes));
 }
 
+FailureOr<int64_t> parseLimitOption(Operation *op, StringRef passName,
+                                    StringRef limit) {
+  if (std::optional<int64_t> bytes = parseByteSize(limit))
+    return *bytes;
+  return op->emitError() << passName << ": limit='" << limit
+                         << "' is not a byte count (like 80GiB, 40GB, 1.5e9)";
+}
+
 } // namespace zero

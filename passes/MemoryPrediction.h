@@ -84,6 +84,12 @@ mlir::FailureOr<RankPrediction> predictRank(mlir::ModuleOp module,
 /// the text is not one, or is not positive.
 std::optional<int64_t> parseByteSize(llvm::StringRef text);
 
+/// A pass's `limit` option as bytes, or an error on `op` naming `passName`
+/// and the text (the memory-limit passes word it alike).
+mlir::FailureOr<int64_t> parseLimitOption(mlir::Operation *op,
+                                          llvm::StringRef passName,
+                                          llvm::StringRef limit);
+
 } // namespace zero
 
 #endif // ZERO_PASSES_MEMORYPREDICTION_H
