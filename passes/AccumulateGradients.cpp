@@ -4,7 +4,11 @@
 // same arguments: the micro-step (forward, backward, gradient reduction, and
 // a float32 add into an accumulator) that the runtime calls once per
 // micro-batch, and the apply step (clipping, AdamW, parameter casts and
-// gathers) that it calls once per optimizer step.
+// gathers) that it calls once per optimizer step. Where the gradients are
+// reduced is the choice: in the micro-step (sharded: each reduced gradient
+// is accumulated as it is placed) or in the apply step (local: each rank
+// accumulates its own whole gradient and the accumulators are reduced once,
+// which moves 1/K of the gradient traffic).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
@@ -22,11 +26,15 @@ using namespace zero;
 using namespace zero::sharding;
 
 namespace {
-/// One reduced gradient that AdamW reads, and its accumulator argument.
+/// The gradient accumulated (reduced when sharded, this rank's own when
+/// local), and its accumulator argument.
 struct Accumulator {
   Value gradient;
   unsigned argIndex;
 };
+
+/// The module's recorded choice (zero-choose-accumulation) for mode=auto.
+constexpr llvm::StringLiteral kAccumulateAttrName = "zero.accumulate";
 
 struct AccumulateGradientsPass
     : zero::impl::AccumulateGradientsBase<AccumulateGradientsPass> {
@@ -49,6 +57,8 @@ struct AccumulateGradientsPass
     }
     if (microBatches == 1)
       return;
+    if (failed(resolveMode()))
+      return signalPassFailure();
     func::FuncOp step =
         lookupFunction(getOperation(), kTrainStepFuncName, getArgument(),
                        "run zero-clip-grad-norm first");
@@ -70,7 +80,39 @@ struct AccumulateGradientsPass
                   Builder(&getContext()).getI64IntegerAttr(microBatches));
   }
 
-  /// One float32 accumulator argument per reduced gradient, placed like it.
+  bool local = false;
+
+  LogicalResult resolveMode() {
+    std::string chosen = mode;
+    if (chosen == "auto") {
+      auto recorded =
+          getOperation()->getAttrOfType<StringAttr>(kAccumulateAttrName);
+      if (!recorded)
+        return getOperation().emitError()
+               << getArgument() << ": mode=auto follows the module's "
+               << kAccumulateAttrName
+               << ", which is missing (run zero-choose-accumulation first)";
+      chosen = recorded.getValue().str();
+    }
+    if (chosen != "local" && chosen != "sharded")
+      return getOperation().emitError()
+             << getArgument() << ": mode must be local, sharded or auto, got '"
+             << chosen << "'";
+    local = chosen == "local";
+    return success();
+  }
+
+  /// The gradient each rank computed itself, before the collective that
+  /// reduces it for `update` (that collective moves to the apply step).
+  static Value unreducedGradient(nn::AdamWOp update) {
+    Operation *reduction = update.getGrad().getDefiningOp();
+    if (isa_and_nonnull<AllReduceOp, ReduceScatterOp>(reduction))
+      return reduction->getOperand(0);
+    return update.getGrad(); // Nothing to reduce (no collective inserted).
+  }
+
+  /// One float32 accumulator argument per accumulated gradient, placed like
+  /// it: a reduced shard, or a whole (reduced or local) gradient.
   SmallVector<Accumulator> appendAccumulators(func::FuncOp step,
                                               ArrayRef<nn::AdamWOp> updates) {
     Builder b(&getContext());
@@ -92,9 +134,10 @@ struct AccumulateGradientsPass
       StringRef name = getParamName(step, stateIndex);
       if (name.empty())
         name = getArgString(step, stateIndex, kMasterAttrName);
-      auto gradType = cast<RankedTensorType>(update.getGrad().getType());
+      Value gradient = local ? unreducedGradient(update) : update.getGrad();
+      auto gradType = cast<RankedTensorType>(gradient.getType());
       // Reduce-scattered gradients are shards of the whole parameter.
-      bool sharded = update.getGrad().getDefiningOp<ReduceScatterOp>();
+      bool sharded = gradient.getDefiningOp<ReduceScatterOp>();
       Type wholeType = step.getArgument(stateIndex).getType();
       if (auto unsharded = step.getArgAttrOfType<TypeAttr>(
               stateIndex, kUnshardedTypeAttrName))
@@ -113,7 +156,7 @@ struct AccumulateGradientsPass
       unsigned index = step.getNumArguments();
       (void)step.insertArgument(index, gradType.clone(b.getF32Type()),
                                 b.getDictionaryAttr(attrs), update.getLoc());
-      accumulators.push_back({update.getGrad(), index});
+      accumulators.push_back({gradient, index});
     }
     return accumulators;
   }
@@ -177,9 +220,17 @@ struct AccumulateGradientsPass
     for (auto [from, to] :
          llvm::zip(step.getArguments(), apply.getArguments()))
       mapping.map(from, to);
-    for (const Accumulator &acc : accumulators)
-      mapping.map(acc.gradient, apply.getArgument(acc.argIndex));
     b.setInsertionPointToStart(body);
+    for (const Accumulator &acc : accumulators) {
+      // A local accumulator is reduced as the gradient would have been: in
+      // the gradient's element type (zero-fp32-reductions may widen it). A
+      // sharded one is already reduced; AdamW reads float32 as it is.
+      Value accumulator = apply.getArgument(acc.argIndex);
+      if (local && accumulator.getType() != acc.gradient.getType())
+        accumulator = nn::CastOp::create(b, acc.gradient.getLoc(),
+                                         acc.gradient.getType(), accumulator);
+      mapping.map(acc.gradient, accumulator);
+    }
     for (Operation *op : applyOps)
       b.clone(*op, mapping);
 

@@ -24,13 +24,9 @@ struct CheckMemoryLimitPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<int64_t> bytes = parseByteSize(limit);
-    if (!bytes) {
-      module.emitError() << getArgument() << ": limit='" << limit
-                         << "' is not a byte count (like 80GiB, 40GB, "
-                            "1.5e9)";
+    FailureOr<int64_t> bytes = parseLimitOption(module, getArgument(), limit);
+    if (failed(bytes))
       return signalPassFailure();
-    }
     FailureOr<RankPrediction> prediction = predictRank(module, getArgument());
     if (failed(prediction))
       return signalPassFailure();

@@ -95,7 +95,9 @@ LogicalResult KernelLowering::lowerConstant(arith::ConstantOp constant) {
 /// parameter when it is whole or a shard of its own (stages 0, 3), else
 /// into a staging shard that is gathered (stages 1, 2).
 LogicalResult KernelLowering::lowerCast(nn::CastOp castOp) {
-  MemCategory category = MemCategory::Activation;
+  MemCategory category = l.isGradient(castOp.getResult())
+                             ? MemCategory::Grad
+                             : MemCategory::Activation;
   if (castOp.getInput().getDefiningOp<nn::AdamWOp>())
     category = llvm::all_of(castOp->getUsers(),
                             [](Operation *user) {

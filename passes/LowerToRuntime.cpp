@@ -27,6 +27,18 @@ MemRefType zero::getBufferType(Type tensorType) {
   return MemRefType::get(tensor.getShape(), tensor.getElementType());
 }
 
+/// The gradient that `add` adds into an accumulator argument (a micro-step
+/// of zero-accumulate-gradients), into `gradients`.
+static void addedToAccumulator(Operation *add, DenseSet<Value> &gradients) {
+  auto func = add->getParentOfType<func::FuncOp>();
+  for (auto [i, operand] : llvm::enumerate(add->getOperands())) {
+    auto arg = dyn_cast<BlockArgument>(operand);
+    if (arg &&
+        !getArgString(func, arg.getArgNumber(), kGradAccumAttrName).empty())
+      gradients.insert(add->getOperand(1 - i));
+  }
+}
+
 void StepLowering::analyse() {
   Block &entry = tensorFunc.getBody().front();
   for (auto [index, op] : llvm::enumerate(entry)) {
@@ -60,13 +72,20 @@ void StepLowering::analyse() {
       gradients.insert(update.getGrad());
     else if (isa<ReduceScatterOp, ReduceScatterStartOp>(op))
       gradients.insert(op->getOperand(0));
+    else if (isa<nn::AddOp>(op))
+      addedToAccumulator(op, gradients);
   });
-  // Back from what AdamW reads: an all-reduced gradient (stage 0) is a
-  // gradient before its reduction, and a bucket's members are gradients
-  // (the packed bucket itself is communication staging).
+  // Back from what AdamW reads or an accumulator adds: an all-reduced
+  // gradient (stage 0) is a gradient before its reduction, a cast one (for
+  // an accumulator, or widened for the wire) before its cast, and a
+  // bucket's members are gradients (the packed bucket itself is
+  // communication staging).
   auto isGradient = [&](Value v) { return gradients.contains(v); };
   for (Operation &op : llvm::reverse(entry)) {
-    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+    if (auto castOp = dyn_cast<nn::CastOp>(op)) {
+      if (isGradient(castOp.getResult()))
+        gradients.insert(castOp.getInput());
+    } else if (auto reduce = dyn_cast<AllReduceOp>(op)) {
       if (isGradient(reduce.getResult()))
         gradients.insert(reduce.getInput());
     } else if (auto start = dyn_cast<AllReduceStartOp>(op)) {

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -94,8 +95,12 @@ void replayBody(func::FuncOp body, MemoryLedger &ledger,
       // from its start to its wait (at once for the blocking form).
       int kind = collective.getCollectiveKind();
       int64_t staging = collective.getStagingBytes(facts.worldSize);
-      ledger.bytes[kind] += collective.getTrafficBytes(facts.worldSize);
+      int64_t bytes = collective.getTrafficBytes(facts.worldSize);
+      int64_t elementBytes = collective.getElementBytes();
+      ledger.bytes[kind] += bytes;
       ledger.calls[kind] += 1;
+      ledger.elements[kind] += bytes / elementBytes;
+      ledger.elementBytesSeen[kind] |= 1u << llvm::Log2_64(elementBytes);
       ledger.allocate(ZRT_MEM_COMM, staging);
       if (collective.isAsync())
         stagingOf[op->getResult(0)] = staging;
@@ -103,6 +108,18 @@ void replayBody(func::FuncOp body, MemoryLedger &ledger,
         ledger.release(ZRT_MEM_COMM, staging);
     }
   });
+}
+
+/// Whether `apply` reduces gradients (local accumulation): a reduce-scatter,
+/// or an all-reduce of more than the one element of the squared norm.
+bool reducesGradients(func::FuncOp apply) {
+  bool found = false;
+  apply.walk([&](zrt::CollectiveOpInterface collective) {
+    found |= collective.getCollectiveKind() == ZRT_REDUCE_SCATTER ||
+             (collective.getCollectiveKind() == ZRT_ALL_REDUCE &&
+              collective.getWholeElements() > 1);
+  });
+  return found;
 }
 
 } // namespace
@@ -137,6 +154,8 @@ FailureOr<RankPrediction> predictRank(ModuleOp module, StringRef passName) {
             body->getAttrOfType<IntegerAttr>(zrt::kStagingBytesAttrName))
       arenas.staging = std::max(arenas.staging, staging.getInt());
   }
+  prediction.facts.gradientReductions =
+      apply && reducesGradients(apply) ? 1 : prediction.facts.microBatches;
   for (int64_t micro = 0; micro < prediction.facts.microBatches; ++micro)
     replayBody(step, prediction.ledger, prediction.facts);
   if (apply)
@@ -181,6 +200,14 @@ std::optional<int64_t> parseByteSize(llvm::StringRef text) {
   if (!(bytes >= 1) || bytes > 9.0e18)
     return std::nullopt;
   return int64_t(std::llround(bytes));
+}
+
+FailureOr<int64_t> parseLimitOption(Operation *op, StringRef passName,
+                                    StringRef limit) {
+  if (std::optional<int64_t> bytes = parseByteSize(limit))
+    return *bytes;
+  return op->emitError() << passName << ": limit='" << limit
+                         << "' is not a byte count (like 80GiB, 40GB, 1.5e9)";
 }
 
 } // namespace zero

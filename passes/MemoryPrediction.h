@@ -32,7 +32,10 @@ extern const char *const kCollectiveKindNames[kNumCollectiveKinds];
 struct MemoryLedger {
   std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> current{}, peak{};
   int64_t currentTotal = 0, peakTotal = 0;
-  std::array<int64_t, kNumCollectiveKinds> bytes{}, calls{};
+  std::array<int64_t, kNumCollectiveKinds> bytes{}, calls{}, elements{};
+  /// The element sizes each kind moved (bit b: 2^b bytes), so the report
+  /// can say that --reduce-dtype=fp32 moves 4-byte gradient elements.
+  std::array<unsigned, kNumCollectiveKinds> elementBytesSeen{};
   /// On the CUDA backend, outside the categories: the attention backward's
   /// statistics buffer, grown to the largest call (zrt.h).
   int64_t attentionStatistics = 0;
@@ -58,6 +61,9 @@ struct ProgramFacts {
   int64_t worldSize = 1, stage = 0, microBatches = 1;
   int64_t numParams = 0;  // Psi
   int64_t paramBytes = 0; // bytes per parameter element (2 or 4)
+  /// Times the gradients are reduced per step: once per micro-batch, or
+  /// once from local accumulators in the apply function.
+  int64_t gradientReductions = 1;
 };
 
 struct RankPrediction {
@@ -77,6 +83,12 @@ mlir::FailureOr<RankPrediction> predictRank(mlir::ModuleOp module,
 /// (K/M/G/T: powers of 1000 with B or alone, of 1024 with iB). nullopt when
 /// the text is not one, or is not positive.
 std::optional<int64_t> parseByteSize(llvm::StringRef text);
+
+/// A pass's `limit` option as bytes, or an error on `op` naming `passName`
+/// and the text (the memory-limit passes word it alike).
+mlir::FailureOr<int64_t> parseLimitOption(mlir::Operation *op,
+                                          llvm::StringRef passName,
+                                          llvm::StringRef limit);
 
 } // namespace zero
 

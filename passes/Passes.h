@@ -46,6 +46,22 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
       llvm::cl::desc("Micro-batches of --batch accumulated (in float32) per "
                      "optimizer step"),
       llvm::cl::value_desc("K"), llvm::cl::init(1)};
+  Option<std::string> accumulate{
+      *this, "accumulate",
+      llvm::cl::desc("With --grad-accum: local (each rank accumulates its "
+                     "own gradient in a whole float32 buffer; one reduction "
+                     "per optimizer step), sharded (gradients reduced every "
+                     "micro-batch, accumulated as placed), or auto (default: "
+                     "local at stages 0-1, sharded at 2-3; under "
+                     "--memory-limit, local wherever it fits)"),
+      llvm::cl::value_desc("auto|local|sharded"), llvm::cl::init("auto")};
+  Option<std::string> reduceDtype{
+      *this, "reduce-dtype",
+      llvm::cl::desc("Element type bfloat16 gradients are reduced in: bf16 "
+                     "(default) or fp32 (twice the bytes, no bf16 rounding "
+                     "of the sums); float32 gradients are always reduced in "
+                     "fp32"),
+      llvm::cl::value_desc("bf16|fp32"), llvm::cl::init("bf16")};
   Option<int64_t> prefetch{
       *this, "prefetch",
       llvm::cl::desc("Overlap: all-gathers started ahead of their turn "
@@ -105,6 +121,12 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
 
 /// Adds the pipeline of one ZeRO stage, from @forward to the LLVM dialect.
 void buildStagePipeline(mlir::OpPassManager &pm, const StageOptions &options);
+
+/// Adds the part of the stage pipeline from zero-accumulate-gradients on
+/// (what zero-choose-accumulation compiles a copy through), with gradients
+/// accumulated as `accumulate` says (`local`, `sharded` or `auto`).
+void buildProgramPipeline(mlir::OpPassManager &pm, const StageOptions &options,
+                          llvm::StringRef accumulate);
 
 /// Registers every zero-opt pass, the upstream passes the pipeline uses,
 /// and the named pipeline `zero-stage-pipeline{...}` (StageOptions).

@@ -169,13 +169,27 @@ def AccumulateGradients : Pass<"zero-accumulate-gradients", "::mlir::ModuleOp"> 
     stage 0, this rank's shard from stage 1); and `@train_apply`, run once
     per optimizer step with the same arguments, which holds the clipping and
     AdamW updates, reads the accumulators instead of the gradients and
-    zeroes them. Gradients are reduced every micro-batch, so whole gradients
-    never outlive their micro-batch from stage 2 on. With `micro-batches=1`
-    the pass changes nothing.
+    zeroes them. With `micro-batches=1` the pass changes nothing.
+
+    `mode` says where the reduction goes. `sharded`: the gradients are
+    reduced every micro-batch, so whole gradients never outlive their
+    micro-batch from stage 2 on (K reductions per step). `local`
+    (PyTorch DDP's `no_sync`): each rank adds its own unreduced gradient
+    into a whole float32 accumulator (replicated placement, at every stage)
+    and `@train_apply` reduces the accumulators once per step (1/K of the
+    gradient traffic, for a whole float32 gradient per rank); an accumulator
+    is cast back to the gradient's type before its reduction, so bfloat16
+    gradients still cross the wire as bfloat16 unless `zero-fp32-reductions`
+    follows. `auto`: the choice `zero-choose-accumulation` recorded on the
+    module (`zero.accumulate`).
   }];
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", "1",
            "Micro-batches per optimizer step">,
+    Option<"mode", "mode", "std::string", "\"sharded\"",
+           "Where gradients are reduced: sharded (every micro-batch), local "
+           "(once per step, from whole float32 accumulators), or auto (the "
+           "module's zero.accumulate)">,
   ];
   let dependentDialects = ["::zero::nn::NNDialect",
                            "::mlir::arith::ArithDialect"];
@@ -397,5 +411,8 @@ def LowerZrtToCalls : Pass<"zero-lower-zrt-to-calls", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect",
                            "::mlir::LLVM::LLVMDialect"];
 }
+
+// The passes that choose how gradients cross the wire.
+include "passes/CommunicationPasses.td"
 
 #endif // ZERO_PASSES

@@ -37,11 +37,29 @@ std::string StageOptions::check() const {
   else if (llvm::is_contained(keepGatheredUnits, "all") &&
            keepGatheredUnits.size() > 1)
     os << "--keep-gathered=all already names every unit; do not list others";
+  else if (accumulate != "auto" && accumulate != "local" &&
+           accumulate != "sharded")
+    os << "--accumulate=" << accumulate
+       << " is not a way to accumulate gradients; use local, sharded or auto";
+  else if (accumulate != "auto" && gradAccum == 1)
+    os << "--accumulate=" << accumulate
+       << " chooses where --grad-accum=K micro-batches are reduced; it needs "
+          "--grad-accum of 2 or more";
+  else if (reduceDtype != "bf16" && reduceDtype != "fp32")
+    os << "--reduce-dtype=" << reduceDtype
+       << " is not a reduction type; use bf16 or fp32";
   else if (!memoryLimit.empty() && !parseByteSize(memoryLimit))
     os << "--memory-limit=" << memoryLimit
        << " is not a byte count; give bytes, with a unit if you like "
           "(80GiB, 40GB, 512MiB, 1.5e9)";
   return problem;
+}
+
+/// `--accumulate=auto` without a memory limit: local where gradients are
+/// whole anyway (stage 0) or only the optimizer state is sharded (stage 1),
+/// sharded where the stage was chosen to shard gradient memory (2-3).
+static StringRef staticAccumulation(const StageOptions &options) {
+  return options.stage <= 1 ? "local" : "sharded";
 }
 
 void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
@@ -60,7 +78,26 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
     pm.addPass(createKeepGathered(keep));
   }
   pm.addPass(createClipGradNorm());
-  pm.addPass(createAccumulateGradients({options.gradAccum}));
+  StringRef accumulate = options.accumulate;
+  if (accumulate == "auto" && options.gradAccum > 1 &&
+      !options.memoryLimit.empty()) {
+    // The choice needs the planned program's peak: a trial compile.
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    options.print(os);
+    pm.addPass(createChooseAccumulation(
+        {options.memoryLimit, StringRef(text).drop_front().drop_back().str()}));
+  } else if (accumulate == "auto") {
+    accumulate = staticAccumulation(options);
+  }
+  buildProgramPipeline(pm, options, accumulate);
+}
+
+void buildProgramPipeline(OpPassManager &pm, const StageOptions &options,
+                          StringRef accumulate) {
+  pm.addPass(createAccumulateGradients({options.gradAccum, accumulate.str()}));
+  if (options.reduceDtype == "fp32")
+    pm.addPass(createFp32Reductions());
   pm.addPass(createExtractEval());
   if (options.bucketBytes > 0)
     pm.addPass(createBucketCollectives({options.bucketBytes,

@@ -13,6 +13,7 @@
 #include "passes/Passes.h"
 #include "zero/zrt.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -64,10 +65,34 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
       return {"16 Psi/N", 16 * psi / n};
     }
   }
+  /// Elements moved per step: stage 3 gathers every micro-batch, and the
+  /// gradients are reduced once per micro-batch or once (local).
   static std::pair<std::string, double> trafficFormula(const ProgramFacts &m) {
-    double psi = m.numParams;
-    return m.stage == 3 ? std::make_pair(std::string("3 Psi"), 3 * psi)
-                        : std::make_pair(std::string("2 Psi"), 2 * psi);
+    double psi = m.numParams, k = m.microBatches, r = m.gradientReductions;
+    if (m.microBatches == 1)
+      return m.stage == 3 ? std::make_pair(std::string("3 Psi"), 3 * psi)
+                          : std::make_pair(std::string("2 Psi"), 2 * psi);
+    auto times = [](int64_t n) { return llvm::formatv(" x {0}", n).str(); };
+    switch (m.stage) {
+    case 0:
+      return {"2 Psi" + times(m.gradientReductions), 2 * psi * r};
+    case 1:
+    case 2:
+      return {"Psi" + times(m.gradientReductions) + " + Psi", psi * r + psi};
+    default:
+      return {"2 Psi" + times(m.microBatches) + " + Psi" +
+                  times(m.gradientReductions),
+              2 * psi * k + psi * r};
+    }
+  }
+
+  /// "2", "4" or "2+4": the element sizes a collective kind moved.
+  static std::string elementSizes(unsigned seen) {
+    SmallVector<std::string> sizes;
+    for (unsigned bit = 0; bit < 8; ++bit)
+      if (seen & (1u << bit))
+        sizes.push_back(std::to_string(1u << bit));
+    return sizes.empty() ? "-" : llvm::join(sizes, "+");
   }
 
   void printTable(const MemoryLedger &l, const ProgramFacts &m, const PlannedArenas &a) {
@@ -110,22 +135,25 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     os << llvm::formatv("  {0,-20} {1,16}\n", "attention statistics",
                         l.attentionStatistics);
     os << "  and the per-call kernel scratch, measured at run time\n";
-    os << "predicted traffic per rank per step (bytes, calls):\n";
-    int64_t total = 0;
+    os << llvm::formatv("predicted traffic per rank per step (bytes, calls, "
+                        "bytes per element; gradients reduced {0} time(s)):\n",
+                        m.gradientReductions);
+    int64_t total = 0, elements = 0;
     for (int k = 0; k < kNumCollectiveKinds; ++k) {
-      os << llvm::formatv("  {0,-14} {1,14} {2,6}\n", kCollectiveKindNames[k],
-                          l.bytes[k], l.calls[k]);
+      os << llvm::formatv("  {0,-14} {1,14} {2,6} {3,4}\n",
+                          kCollectiveKindNames[k], l.bytes[k], l.calls[k],
+                          elementSizes(l.elementBytesSeen[k]));
       total += l.bytes[k];
+      elements += l.elements[k];
     }
     auto [trafficText, trafficValue] = trafficFormula(m);
     os << llvm::formatv("  {0,-14} {1,14}\n", "total", total);
-    os << llvm::formatv("  elements moved {0:F0}; ZeRO formula {1} = {2:F0}\n",
-                        double(total) / m.paramBytes, trafficText,
-                        trafficValue);
+    os << llvm::formatv("  elements moved {0}; ZeRO formula {1} = {2:F0}\n",
+                        elements, trafficText, trafficValue);
   }
 
   void printJson(const MemoryLedger &l, const ProgramFacts &m, const PlannedArenas &a) {
-    llvm::json::Object memory, traffic, calls, arenas;
+    llvm::json::Object memory, traffic, calls, elementBytes, arenas;
     if (a.planned)
       for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
         arenas[kMemoryCategoryNames[c]] = llvm::json::Object{
@@ -136,6 +164,8 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     for (int k = 0; k < kNumCollectiveKinds; ++k) {
       traffic[kCollectiveKindNames[k]] = l.bytes[k];
       calls[kCollectiveKindNames[k]] = l.calls[k];
+      elementBytes[kCollectiveKindNames[k]] =
+          elementSizes(l.elementBytesSeen[k]);
     }
     auto [memText, memValue] = memoryFormula(m);
     auto [trafficText, trafficValue] = trafficFormula(m);
@@ -153,6 +183,8 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                             {"attention_statistics", l.attentionStatistics}}},
         {"traffic_bytes_per_step", std::move(traffic)},
         {"collective_calls_per_step", std::move(calls)},
+        {"collective_element_bytes", std::move(elementBytes)},
+        {"gradient_reductions_per_step", m.gradientReductions},
         {"zero_formulas",
          llvm::json::Object{{"model_states", memText},
                             {"model_states_bytes", memValue},

@@ -22,6 +22,12 @@ STEPS = 10
 
 
 def losses(out, mpirun, data, name, world, args):
+    return train(out, mpirun, data, name, world, args)[0]
+
+
+def train(out, mpirun, data, name, world, args):
+    """Compiles gpt2-tiny with `args`, trains it STEPS steps on `world`
+    ranks, and returns the losses and the run's output."""
     exe = os.path.join(out, name)
     subprocess.run(["zero-opt", "--model=gpt2-tiny", "--seq-len=16", "-o", exe]
                    + args, check=True)
@@ -36,7 +42,7 @@ def losses(out, mpirun, data, name, world, args):
              if (m := STEP.match(line))]
     if len(found) != STEPS:
         sys.exit(f"FAIL {name}: {len(found)} step lines\n{run.stdout}")
-    return found
+    return found, run.stdout
 
 
 def main():

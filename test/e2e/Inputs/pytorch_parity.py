@@ -1,7 +1,7 @@
 """zero-opt against PyTorch: the same model, weights and batches, 20 steps.
 
   pytorch_parity.py --family F --out DIR --mpirun CMD \
-      [--combos S:W:P,...] [--steps N] [--zero-override FLAG=VALUE ...]
+      [--combos S:W:P[:R],...] [--steps N] [--zero-override FLAG=VALUE ...]
 
 Creates a small model of family F with Hugging Face transformers from a fixed
 seed (FAMILIES: GPT-2; Llama with grouped-query heads and rotary embeddings;
@@ -13,8 +13,9 @@ cut from the shipped text. PyTorch then trains the model for N steps with
 torch.optim.AdamW in float32 (with HYPER's hyperparameters, none of them the
 default, so that a flag the runtime misreads shows) on the batches the
 zero-opt runtime reads (the
-offset rule of runtime/core/batches.cpp), and each combination S:W:P (ZeRO
-stage, world size, precision fp32|bf16) is compiled from the same
+offset rule of runtime/core/batches.cpp), and each combination S:W:P[:R]
+(ZeRO stage, world size, precision fp32|bf16, and --reduce-dtype, bf16
+unless given) is compiled from the same
 config.json by `zero-opt --model-config`, started from the same weights
 (`--init-from`) and run under `CMD W`. Every step's loss must agree with
 PyTorch's within 1e-4 relative in fp32 and 2e-2 in bf16 (against PyTorch in
@@ -139,12 +140,13 @@ def torch_losses(model, tokens, steps):
 
 
 def zero_losses(out, combo, mpirun, steps, data, weights, config, hyper):
-    stage, world, precision = combo
-    exe = os.path.join(out, f"prog-s{stage}-w{world}-{precision}")
+    stage, world, precision, reduce_dtype = combo
+    exe = os.path.join(out, f"prog-s{stage}-w{world}-{precision}-{reduce_dtype}")
     subprocess.run(
         ["zero-opt", f"--model-config={config}", f"--batch={BATCH}",
          f"--seq-len={SEQ}", f"--precision={precision}", f"--stage={stage}",
-         f"--world-size={world}", "-o", exe], check=True)
+         f"--world-size={world}", f"--reduce-dtype={reduce_dtype}", "-o",
+         exe], check=True)
     cmd = shlex.split(mpirun) + [str(world), exe, f"--data={data}",
                                  f"--init-from={weights}", f"--steps={steps}",
                                  f"--log-json={exe}.jsonl"]
@@ -210,19 +212,24 @@ def main():
           f"{reference[-1]:.6f} over {options.steps} steps")
 
     for text in options.combos.split(","):
-        stage, world, precision = text.split(":")
-        combo = (int(stage), int(world), precision)
+        # stage:world:precision[:reduce-dtype]; gradients are reduced in
+        # bf16 in bf16 training unless the fourth field says fp32.
+        stage, world, precision, *reduce_dtype = text.split(":")
+        reduce_dtype = reduce_dtype[0] if reduce_dtype else "bf16"
+        combo = (int(stage), int(world), precision, reduce_dtype)
         losses, norms = zero_losses(options.out, combo, options.mpirun,
                                     options.steps, data, weights, config,
                                     zero_hyper)
         label = f"stage {stage} world size {world} {precision}"
+        if reduce_dtype != "bf16":
+            label += f" reduce {reduce_dtype}"
         tolerance = TOLERANCE[precision]
         worst = worst_difference(label, "loss", losses, reference, tolerance)
         # The gradient norm the runtime reports (--log-json, from the
         # program's clipping) against torch's global norm before the step.
         worst_norm = worst_difference(label, "gradient norm", norms,
                                       reference_norms, tolerance)
-        print(f"stage {stage} world size {world} {precision}: {options.steps} "
+        print(f"{label}: {options.steps} "
               f"steps agree with pytorch (max relative difference "
               f"{worst:.2g} <= {TOLERANCE[precision]}; gradient norms "
               f"{worst_norm:.2g} <= {TOLERANCE[precision]})")

@@ -1,0 +1,61 @@
+//===- CommunicationPasses.td - how gradients cross the wire -*- tablegen -*-===//
+//
+// Included by Passes.td: the passes behind --accumulate and --reduce-dtype.
+//
+//===----------------------------------------------------------------------===//
+
+def Fp32Reductions : Pass<"zero-fp32-reductions", "::mlir::ModuleOp"> {
+  let summary = "Reduces bfloat16 gradients in float32 (FSDP2's reduce_dtype)";
+  let description = [{
+    A bfloat16 sum over ranks rounds every partial sum to 8 bits of
+    mantissa, so small contributions are lost; Llama 3 and FSDP2
+    (`reduce_dtype=torch.float32`) reduce gradients in float32 instead, at
+    twice the bytes on the wire. Input: `@train_step` and `@train_apply`
+    after `zero-accumulate-gradients`. Output: every `zero.all_reduce` and
+    `zero.reduce_scatter` of a bfloat16 tensor (only gradients are
+    bfloat16: the loss and the squared norm are float32) reduces the
+    gradient cast to float32, and its readers read the float32 sum:
+    `nn.adamw` and `nn.sum_squares` take it as it is (they compute in
+    float32), an `nn.cast` to float32 (into an accumulator) disappears,
+    and any other reader gets it cast back to bfloat16. A reduction of an
+    `nn.cast` from float32 (a local accumulator, cast for the wire) reduces
+    the float32 value itself. Float32 programs are unchanged.
+
+    ```mlir
+    %g = zero.reduce_scatter %grad over @dp : tensor<3x5xbf16> -> tensor<8xbf16>
+    // becomes
+    %w = nn.cast %grad : tensor<3x5xbf16> -> tensor<3x5xf32>
+    %g = zero.reduce_scatter %w over @dp : tensor<3x5xf32> -> tensor<8xf32>
+    ```
+  }];
+  let dependentDialects = ["::zero::nn::NNDialect"];
+  let statistics = [
+    Statistic<"numWidened", "widened-reductions",
+              "bfloat16 reductions now done in float32">,
+  ];
+}
+
+def ChooseAccumulation
+    : Pass<"zero-choose-accumulation", "::mlir::ModuleOp"> {
+  let summary = "Chooses local accumulation when its memory fits the limit";
+  let description = [{
+    `--accumulate=auto` under `--memory-limit`: local accumulation moves
+    1/K of the gradient traffic but holds a whole float32 gradient per rank,
+    so it is chosen exactly when the program it makes fits. Input: the
+    module before `zero-accumulate-gradients`. The pass compiles a copy of
+    it, nested in the module, through the rest of the stage pipeline
+    (`options`: the stage pipeline's options, as `zero-stage-pipeline{...}`
+    takes them) with `accumulate=local`, up to the planned zrt program;
+    predicts its peak memory per rank as `zero-report` does; erases the
+    copy; and records `zero.accumulate = "local"` on the module when the
+    peak is at most `limit`, else `"sharded"`, which
+    `zero-accumulate-gradients{mode=auto}` follows. Nothing else changes.
+  }];
+  let options = [
+    Option<"limit", "limit", "std::string", "\"\"",
+           "The most bytes a rank may use (80GiB, 40GB, 1.5e9, ...)">,
+    Option<"stageOptions", "options", "std::string", "\"\"",
+           "The stage pipeline's options (stage=1 world-size=2 grad-accum=3 "
+           "...)">,
+  ];
+}
