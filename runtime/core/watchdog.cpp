@@ -234,7 +234,7 @@ void closeWatchdogChannel(zrt_context *ctx) {
 
 void stopStalledJob(zrt_context *ctx, const char *waiter,
                     const CollectiveInfo *stuck, double timeoutSeconds,
-                    const char *knob) {
+                    double waitedSeconds, const char *knob) {
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%g", timeoutSeconds);
   std::string line = std::string(waiter) + ": " +
@@ -242,6 +242,13 @@ void stopStalledJob(zrt_context *ctx, const char *waiter,
                             : std::string("the next collective")) +
                      " did not complete within " + seconds + " s (" + knob +
                      ")";
+  // A wait that outlasted its timeout by far was not running: this process
+  // was stopped (or starved of the CPU), and is likely the one the others
+  // are waiting for.
+  bool selfStalled = waitedSeconds > 1.5 * timeoutSeconds + 1;
+  if (selfStalled)
+    line += "; this rank was itself stalled (the wait took " +
+            std::to_string(int(waitedSeconds)) + " s)";
   const WatchdogChannel &channel = ctx->watchdog;
   if (channel.listener < 0 || ctx->worldSize < 2) {
     if (ctx->worldSize > 1)
@@ -302,7 +309,7 @@ void stopStalledJob(zrt_context *ctx, const char *waiter,
     line += "; " + rankList(missing) + " did not arrive (no answer within " +
             std::to_string(int(grace)) +
             " s: stopped, stuck outside the collective, or dead)";
-  else if (elsewhere.empty() && gone.empty())
+  else if (elsewhere.empty() && gone.empty() && !selfStalled)
     line += "; every rank waits at it: the transport itself is stuck";
   printError("%s", line.c_str());
 

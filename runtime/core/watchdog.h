@@ -68,11 +68,14 @@ std::string describeTransfer(const CollectiveInfo &info);
 
 /// The watchdog fired on this rank: `stuck` (null: not known) did not
 /// complete within `timeoutSeconds` (`knob` names the setting) while
-/// `waiter` waited for it. Asks the other ranks where they are, prints the
-/// one line and stops the job. Safe while another thread is inside MPI.
+/// `waiter` waited for it, `waitedSeconds` by the clock (much more when
+/// this process itself was stopped). Asks the other ranks where they are,
+/// prints the one line and stops the job. Safe while another thread is
+/// inside MPI.
 [[noreturn]] void stopStalledJob(zrt_context *ctx, const char *waiter,
                                  const CollectiveInfo *stuck,
-                                 double timeoutSeconds, const char *knob);
+                                 double timeoutSeconds, double waitedSeconds,
+                                 const char *knob);
 
 } // namespace zrt
 

@@ -64,9 +64,13 @@ void CommQueue::waitUntil(std::unique_lock<std::mutex> &lock,
     done.wait(lock, ready);
     return;
   }
+  auto begin = std::chrono::steady_clock::now();
   if (done.wait_for(lock, std::chrono::duration<double>(timeoutSeconds),
                     ready))
     return;
+  double waited = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - begin)
+                      .count();
   // A rank that stalls (stopped, stuck in a read, deadlocked) leaves every
   // other rank inside the collective: say which, ask the others where they
   // are, and end the job. The thread stays inside MPI meanwhile.
@@ -77,7 +81,7 @@ void CommQueue::waitUntil(std::unique_lock<std::mutex> &lock,
     stuck = pending.front().second.info;
   lock.unlock();
   stopStalledJob(ctx, waiter, stuck ? &*stuck : nullptr, timeoutSeconds,
-                 "--collective-timeout / ZRT_COLLECTIVE_TIMEOUT_S");
+                 waited, "--collective-timeout / ZRT_COLLECTIVE_TIMEOUT_S");
 }
 
 void CommQueue::wait(int64_t handle, Tracer *tracer) {

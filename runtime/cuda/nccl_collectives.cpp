@@ -124,7 +124,7 @@ void CudaRuntime::checkProgress(double elapsedSeconds) {
   if (!stuck)
     fatal("the GPU's work did not complete within %g s (ZRT_NCCL_TIMEOUT_S)",
           timeoutSeconds);
-  stopStalledJob(ctx, "NCCL", &stuck->info, timeoutSeconds,
+  stopStalledJob(ctx, "NCCL", &stuck->info, timeoutSeconds, elapsedSeconds,
                  "ZRT_NCCL_TIMEOUT_S");
 }
 
