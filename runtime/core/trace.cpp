@@ -114,7 +114,7 @@ void Tracer::commExposure(int64_t &exposedNs, int64_t &totalNs) const {
   }
 }
 
-std::string commLabel(const char *kind, int64_t bytes) {
+std::string commLabel(const char *kind, int64_t bytes, const char *label) {
   char text[64];
   if (bytes < 1000)
     std::snprintf(text, sizeof(text), "%s %lld B", kind, (long long)bytes);
@@ -122,7 +122,7 @@ std::string commLabel(const char *kind, int64_t bytes) {
     std::snprintf(text, sizeof(text), "%s %.1f kB", kind, bytes / 1e3);
   else
     std::snprintf(text, sizeof(text), "%s %.1f MB", kind, bytes / 1e6);
-  return text;
+  return label && *label ? std::string(text) + " " + label : text;
 }
 
 static std::string traceError(const std::string &what) {

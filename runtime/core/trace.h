@@ -81,9 +81,10 @@ private:
   int64_t begin = 0;
 };
 
-/// "all_gather 1.5 MB": the collective and the size of the tensor it moves
-/// (decimal units, as the trace viewer's readers expect).
-std::string commLabel(const char *kind, int64_t bytes);
+/// "all_gather 1.5 MB fc1.weight": the collective, the size of the tensor it
+/// moves (decimal units, as the trace viewer's readers expect) and its
+/// label, when it has one (the tensor or bucket).
+std::string commLabel(const char *kind, int64_t bytes, const char *label);
 
 /// Rank 0 only, before training: "" or why `path` cannot be written (a
 /// failed training run should not be the first to find out).

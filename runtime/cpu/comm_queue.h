@@ -40,8 +40,8 @@ class Tracer;
 /// One collective as the queue sees it: the work, and what the trace shows.
 struct CommOp {
   std::function<void()> run;
-  /// Trace label ("all_gather 1.5 MB") and the bytes the ledger counted;
-  /// the label is only built when tracing.
+  /// Trace label ("all_gather 1.5 MB fc1.weight") and the bytes the ledger
+  /// counted; the label is only built when tracing.
   std::string label;
   int64_t countedBytes = 0;
   /// Where to record the execution interval; null when tracing is off.

@@ -101,7 +101,8 @@ int64_t startCollective(zrt_context *ctx, const CollectiveInfo &info,
   op.countedBytes = countedBytes;
   op.tracer = ctx->tracer.get();
   if (op.tracer)
-    op.label = commLabel(collectiveName(info.kind), info.tensorBytes);
+    op.label =
+        commLabel(collectiveName(info.kind), info.tensorBytes, info.label);
   op.info = info;
   return ctx->commQueue->start(std::move(op));
 }

@@ -162,7 +162,8 @@ int64_t CudaRuntime::startCollective(const CollectiveInfo &info,
   notWaited.insert(handle);
   if (tracer)
     tracer->record(Tracer::Comm,
-                   commLabel(collectiveName(info.kind), info.tensorBytes),
+                   commLabel(collectiveName(info.kind), info.tensorBytes,
+                             info.label),
                    "collective", begin, tracer->now(), countedBytes);
   return handle;
 }

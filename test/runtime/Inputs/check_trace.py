@@ -9,7 +9,9 @@ import json
 import re
 import sys
 
-COLLECTIVE = re.compile(r"^(all_gather|reduce_scatter|all_reduce) [0-9.]+ (B|kB|MB)$")
+# The kind, the size, and the tensor or bucket the compiler labelled it with.
+COLLECTIVE = re.compile(r"^(all_gather|reduce_scatter|all_reduce) [0-9.]+ (B|kB|MB) "
+                        r"(loss|gradient norm|[A-Za-z0-9_.]+|bucket of [0-9]+: .+)$")
 
 
 def fail(message):
