@@ -20,6 +20,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -507,7 +508,9 @@ static TransformerConfig gpt2(int64_t vocab, int64_t positions, int64_t hidden,
   c.layers = layers;
   c.heads = c.kvHeads = heads;
   c.headDim = heads > 0 ? hidden / heads : 0; // Validated later.
-  c.intermediate = 4 * hidden;
+  // GPT-2's MLP is 4x wide; a hidden size too large for that saturates and
+  // is refused by validateConfig.
+  c.intermediate = hidden <= INT64_MAX / 4 ? 4 * hidden : INT64_MAX;
   c.normEps = 1e-5f;
   c.tieEmbeddings = true;
   return c;
@@ -522,7 +525,7 @@ static TransformerConfig readGPT2(FieldReader &f) {
   int64_t layers = f.integer("n_layer");
   int64_t heads = f.integer("n_head");
   TransformerConfig c = gpt2(vocab, positions, hidden, layers, heads);
-  c.intermediate = f.integer("n_inner", 4 * c.hidden);
+  c.intermediate = f.integer("n_inner", c.intermediate);
   c.normEps = f.number("layer_norm_epsilon", 1e-5);
   c.initStd = f.number("initializer_range", 0.02);
   c.tieEmbeddings = f.boolean("tie_word_embeddings", true);
@@ -725,6 +728,9 @@ Expected<TransformerConfig> parseHFConfig(StringRef path) {
   return parseHFConfigText((*file)->getBuffer(), path);
 }
 
+/// The largest size a config may give one dimension: 2^31 - 1.
+static constexpr int64_t kMaxConfigDimension = (int64_t(1) << 31) - 1;
+
 Error validateConfig(const TransformerConfig &c, StringRef source) {
   auto fail = [&](const Twine &message) {
     return createStringError(inconvertibleErrorCode(),
@@ -738,9 +744,15 @@ Error validateConfig(const TransformerConfig &c, StringRef source) {
         {"heads", c.heads},
         {"kv heads", c.kvHeads},
         {"head dim", c.headDim},
-        {"intermediate size", c.intermediate}})
+        {"intermediate size", c.intermediate}}) {
     if (value < 1)
       return fail(name + " must be positive, got " + Twine(value));
+    // No real model comes near, and the products of larger sizes (tensor
+    // sizes, FLOP counts) would overflow int64.
+    if (value > kMaxConfigDimension)
+      return fail(name + " " + Twine(value) + " is too large (at most " +
+                  Twine(kMaxConfigDimension) + ")");
+  }
   if (c.family == TransformerConfig::Family::GPT2 &&
       c.hidden % c.heads != 0)
     return fail(Twine(c.heads) + " heads do not divide the hidden size " +
