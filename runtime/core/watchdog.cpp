@@ -109,7 +109,9 @@ Delivery sendTo(const WatchdogChannel &channel, int self, int rank,
         status = error == 0 ? 0 : -1, errno = error;
     }
     if (status == 0)
-      result = write(fd, &message, sizeof(message)) == ssize_t(sizeof(message))
+      // MSG_NOSIGNAL: a peer that died since would otherwise SIGPIPE us.
+      result = send(fd, &message, sizeof(message), MSG_NOSIGNAL) ==
+                       ssize_t(sizeof(message))
                    ? Delivery::Sent
                    : Delivery::Failed;
     else if (errno == ECONNREFUSED)
