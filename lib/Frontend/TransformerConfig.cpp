@@ -508,9 +508,14 @@ static TransformerConfig gpt2(int64_t vocab, int64_t positions, int64_t hidden,
   c.layers = layers;
   c.heads = c.kvHeads = heads;
   c.headDim = heads > 0 ? hidden / heads : 0; // Validated later.
-  // GPT-2's MLP is 4x wide; a hidden size too large for that saturates and
-  // is refused by validateConfig.
-  c.intermediate = hidden <= INT64_MAX / 4 ? 4 * hidden : INT64_MAX;
+  // GPT-2's MLP is 4x wide; a hidden size out of range (too large, or
+  // negative) keeps its sign, saturates, and is refused by validateConfig.
+  if (hidden > INT64_MAX / 4)
+    c.intermediate = INT64_MAX;
+  else if (hidden < INT64_MIN / 4)
+    c.intermediate = INT64_MIN;
+  else
+    c.intermediate = 4 * hidden;
   c.normEps = 1e-5f;
   c.tieEmbeddings = true;
   return c;
