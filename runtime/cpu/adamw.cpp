@@ -11,6 +11,7 @@
 
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 #include <cmath>
 
@@ -33,8 +34,11 @@ void zrt::cpu::adamw(zrt_context *, int32_t gradDtype, const float *p,
   float scale = gradScale ? gradScale[0] : 1.0f;
   dispatchDtype("zrt_adamw", gradDtype, [&](auto tag) {
     using T = decltype(tag);
+    const T *grads = (const T *)g;
+    // The update may be in place (pOut == p, mOut == m, vOut == v).
+    ZRT_VECTORIZE
     for (int64_t i = 0; i < n; ++i) {
-      float grad = load((const T *)g, i) * scale;
+      float grad = load(grads, i) * scale;
       float param = p[i] * decay;
       float m1 = m[i] + (1.0f - beta1) * (grad - m[i]); // torch's lerp_
       float v1 = v[i] * beta2 + (1.0f - beta2) * grad * grad;

@@ -17,13 +17,25 @@ void zrt::cpu::sumSquares(zrt_context *, int32_t dtype, const void *x,
                           float *out, int64_t n) {
   dispatchDtype("zrt_sum_squares", dtype, [&](auto tag) {
     using T = decltype(tag);
-    // Double accumulation: a shard holds millions of squares, and the norm
-    // must not depend on how the parameters are split into shards.
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-      double v = load((const T *)x, i);
-      sum += v * v;
+    // Double accumulation: a shard holds millions of squares. In kLanes
+    // partial sums (added in a fixed order at the end), which the compiler
+    // keeps in SIMD registers: one running sum is a chain of dependent adds.
+    constexpr int64_t kLanes = 8;
+    double lanes[kLanes] = {};
+    const T *data = (const T *)x;
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int64_t j = 0; j < kLanes; ++j) {
+        double v = load(data, i + j);
+        lanes[j] += v * v;
+      }
+    for (; i < n; ++i) {
+      double v = load(data, i);
+      lanes[0] += v * v;
     }
+    double sum = 0.0;
+    for (double lane : lanes)
+      sum += lane;
     out[0] = (float)sum;
   });
 }

@@ -4,7 +4,9 @@
 // arithmetic, for a step that reads the loss only after its gradient.
 //
 // Both directions subtract the row maximum before exponentiating, so large
-// logits cannot overflow. Row sums accumulate in double: the loss is a sum
+// logits cannot overflow. Each row's exponentials are computed once, in
+// float32 by the vectorised exp of cpu/vector_math.h, and kept for the
+// gradient; row sums and the loss accumulate in double: the loss is a sum
 // over the whole local batch and should not depend on its size for accuracy.
 // The loss and its incoming gradient are float32 whatever the logits' dtype.
 //
@@ -13,9 +15,11 @@
 #include "core/check.h"
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace zrt;
 
@@ -29,41 +33,70 @@ static void checkLabels(const char *kernel, const int32_t *labels, int64_t rows,
             (long long)r, (long long)cols);
 }
 
-/// log(sum_c exp(row[c] - max)) and max, for one row.
-template <typename T>
-static void rowLogSumExp(const T *row, int64_t cols, float &max,
-                         double &logSum) {
-  max = load(row, 0);
-  for (int64_t c = 1; c < cols; ++c)
-    max = std::max(max, load(row, c));
-  double sum = 0.0;
-  for (int64_t c = 0; c < cols; ++c)
-    sum += std::exp((double)(load(row, c) - max));
-  logSum = std::log(sum);
+/// The largest of row[0..cols), in kLanes running maxima that the compiler
+/// keeps in one SIMD register (a single running maximum is a dependency
+/// chain it may not split).
+template <typename T> static float rowMax(const T *row, int64_t cols) {
+  constexpr int64_t kLanes = 8;
+  float lanes[kLanes];
+  float first = load(row, 0);
+  std::fill(lanes, lanes + kLanes, first);
+  int64_t c = 0;
+  for (; c + kLanes <= cols; c += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j)
+      lanes[j] = std::max(lanes[j], load(row, c + j));
+  for (; c < cols; ++c)
+    lanes[0] = std::max(lanes[0], load(row, c));
+  return *std::max_element(lanes, lanes + kLanes);
 }
 
-/// The row loop of all three kernels: each row's log-sum-exp once, then its
-/// loss (logsumexp - logit[label]) added to `*total` when `total` is given,
-/// and its gradient scale * (softmax - onehot) written to `dlogits` when
-/// that is given. The loss reads the label's logit before the gradient
-/// overwrites the row: dlogits may alias logits.
+/// exp(row[c] - max) into `exps`, and their sum (in double, in kLanes
+/// partial sums added in a fixed order).
+template <typename T>
+static double rowExps(const T *row, int64_t cols, float max, float *exps) {
+  ZRT_VECTORIZE
+  for (int64_t c = 0; c < cols; ++c)
+    exps[c] = vmath::exp(load(row, c) - max);
+  constexpr int64_t kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t c = 0;
+  for (; c + kLanes <= cols; c += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j)
+      lanes[j] += exps[c + j];
+  for (; c < cols; ++c)
+    lanes[0] += exps[c];
+  double sum = 0.0;
+  for (double lane : lanes)
+    sum += lane;
+  return sum;
+}
+
+/// The row loop of all three kernels: each row's exponentials once (kept in
+/// a row of scratch), then its loss (logsumexp - logit[label]) added to
+/// `*total` when `total` is given, and its gradient scale * (softmax -
+/// onehot) written to `dlogits` when that is given. The loss reads the
+/// label's logit before the gradient overwrites the row: dlogits may alias
+/// logits.
 template <typename T>
 static void xentRows(const T *logits, const int32_t *labels, int64_t rows,
                      int64_t cols, double *total, double scale, T *dlogits) {
+  std::vector<float> exps(cols);
   for (int64_t r = 0; r < rows; ++r) {
     const T *row = logits + r * cols;
-    float max;
-    double logSum;
-    rowLogSumExp(row, cols, max, logSum);
+    float max = rowMax(row, cols);
+    double sum = rowExps(row, cols, max, exps.data());
+    int32_t label = labels[r];
     if (total)
-      *total += (double)max + logSum - (double)load(row, labels[r]);
+      *total += (double)max + std::log(sum) - (double)load(row, label);
     if (!dlogits)
       continue;
     T *out = dlogits + r * cols;
-    for (int64_t c = 0; c < cols; ++c) {
-      double p = std::exp((double)(load(row, c) - max) - logSum);
-      store(out, c, (float)(scale * (p - (c == labels[r] ? 1.0 : 0.0))));
-    }
+    float factor = (float)(scale / sum);
+    const float *e = exps.data();
+    ZRT_VECTORIZE
+    for (int64_t c = 0; c < cols; ++c)
+      store(out, c, e[c] * factor);
+    store(out, label, (float)(scale * ((double)e[label] / sum - 1.0)));
   }
 }
 
