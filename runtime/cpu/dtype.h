@@ -18,8 +18,9 @@
 #include "zero/zrt.h"
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <type_traits>
-#include <vector>
 
 namespace zrt {
 
@@ -51,6 +52,28 @@ inline void dispatchDtype(const char *kernel, int32_t dtype, Fn &&fn) {
   dispatchDtypeAs<Bf16>(kernel, dtype, fn);
 }
 
+/// `n` floats of scratch borrowed from the calling thread's pool and given
+/// back when the lease ends. The bf16 GEMMs widen their operands on every
+/// call, up to 150 MB at a time for GPT-2's tied head: freshly allocated
+/// memory of that size page-faults on every touch, which cost more than the
+/// widening itself. The pool keeps its blocks for the thread's life (as
+/// before, kernel workspace, which the compiler's memory plan and the ledger
+/// do not count); a lease takes the smallest free block that is large
+/// enough, else replaces the largest free one.
+class ScratchLease {
+public:
+  ScratchLease() = default;
+  explicit ScratchLease(int64_t n);
+  ScratchLease(const ScratchLease &) = delete;
+  ScratchLease &operator=(const ScratchLease &) = delete;
+  ~ScratchLease();
+  float *get() const { return block.get(); }
+
+private:
+  std::unique_ptr<float[]> block;
+  int64_t capacity = 0;
+};
+
 /// A float32 copy of `n` elements of `dtype` at `data`, or `data` itself when
 /// it already is float32: lets BLAS-based kernels (matmul, attention) serve
 /// bf16 by widening their operands once.
@@ -60,7 +83,7 @@ public:
   const float *get() const { return ptr; }
 
 private:
-  std::vector<float> copy;
+  std::optional<ScratchLease> copy;
   const float *ptr;
 };
 
@@ -74,7 +97,7 @@ public:
   void commit();
 
 private:
-  std::vector<float> scratch;
+  std::optional<ScratchLease> scratch;
   float *ptr;
   void *destination;
   int32_t dtype;
