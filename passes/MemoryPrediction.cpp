@@ -153,7 +153,12 @@ FailureOr<RankPrediction> predictRank(ModuleOp module, StringRef passName) {
     if (auto staging =
             body->getAttrOfType<IntegerAttr>(zrt::kStagingBytesAttrName))
       arenas.staging = std::max(arenas.staging, staging.getInt());
+    if (auto shared =
+            body->getAttrOfType<IntegerAttr>(zrt::kSharedArenaBytesAttrName))
+      arenas.shared = std::max(arenas.shared, shared.getInt());
   }
+  describe.walk(
+      [&](zrt::DeclareSharedArenaOp) { arenas.sharedBinds = true; });
   prediction.facts.gradientReductions =
       apply && reducesGradients(apply) ? 1 : prediction.facts.microBatches;
   for (int64_t micro = 0; micro < prediction.facts.microBatches; ++micro)

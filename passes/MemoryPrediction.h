@@ -51,6 +51,10 @@ struct MemoryLedger {
 struct PlannedArenas {
   bool planned = false;
   std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> persistent{}, transient{};
+  /// The plan with one arena for the temporaries of every category, and
+  /// whether it binds (the description declares it) instead of `transient`.
+  int64_t shared = 0;
+  bool sharedBinds = false;
   /// The staging copies of padded collectives: planned, not reserved (the
   /// runtime allocates them as they run).
   int64_t staging = 0;

@@ -342,14 +342,23 @@ def PlanMemory : Pass<"zero-plan-memory", "::mlir::ModuleOp"> {
     its `zrt.wait`. Buffers of the same category (param, grad, optimizer,
     activation, comm, data) live at the same time get disjoint
     `alignment`-aligned ranges of that category's arena, placed greedily by
-    size. Output: each `zrt.alloc` carries `arena_offset` (a staging
-    collective `staging_offset`) and each function `zrt.arena_bytes`, the
-    arena size per category, which `zero-report` prints next to the peak of
-    live bytes.
+    size. It plans a second time with one arena for the temporaries of
+    every category, where a range one category frees can hold another's
+    buffer (the backward frees activations as it makes gradients), and
+    binds that plan when it is smaller (`share-arenas`). Output: each
+    `zrt.alloc` carries `arena_offset` in the plan that binds (a staging
+    collective `staging_offset`), each function `zrt.arena_bytes` (the
+    arena size per category) and `zrt.shared_arena_bytes` (the size of the
+    one arena), and the description `zrt.declare_shared_arena` or one
+    `zrt.declare_arena` per category; `zero-report` prints both plans next
+    to the peak of live bytes.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "64",
            "Alignment of every offset (a power of two; libzrt aligns to 64)">,
+    Option<"shareArenas", "share-arenas", "bool", "true",
+           "Bind one arena shared by all categories when it is smaller than "
+           "one arena per category">,
   ];
 }
 

@@ -124,6 +124,17 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                             a.transient[c]);
       }
       os << llvm::formatv("  {0,-12} {1,16}\n", "total", total);
+      int64_t transient = 0;
+      for (int64_t bytes : a.transient)
+        transient += bytes;
+      os << llvm::formatv("  temporaries of all categories in one shared "
+                          "arena: {0} bytes, against {1} in one arena per "
+                          "category; reserved: {2}\n",
+                          a.shared, transient,
+                          a.sharedBinds ? "the shared arena" : "per category");
+      if (a.sharedBinds)
+        os << llvm::formatv("  {0,-12} {1,16}\n", "total reserved",
+                            total - transient + a.shared);
       os << llvm::formatv("  and up to {0} bytes of collective staging, which "
                           "the runtime allocates as padded collectives run\n",
                           a.staging);
@@ -178,6 +189,8 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         {"peak_memory_bytes", std::move(memory)},
         {"planned_arena_bytes", std::move(arenas)},
         {"planned_staging_bytes", a.staging},
+        {"planned_shared_arena_bytes", a.shared},
+        {"shared_arena_binds", a.sharedBinds},
         {"cuda_workspace_bytes",
          llvm::json::Object{{"gemm", ZRT_CUDA_GEMM_WORKSPACE_BYTES},
                             {"attention_statistics", l.attentionStatistics}}},

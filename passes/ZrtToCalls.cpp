@@ -83,6 +83,11 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
                  I64{int64_t(arena.getBytes())});
         return success();
       })
+      .Case([&](DeclareSharedArenaOp arena) {
+        ZRT_CALL(zrt_declare_arena, I32{ZRT_ARENA_SHARED},
+                 I64{int64_t(arena.getBytes())});
+        return success();
+      })
       .Case([&](AllocOp alloc) {
         I64 bytes{alloc.getByteSize()};
         I32 category{int32_t(alloc.getCategory())};
@@ -236,8 +241,9 @@ struct LowerZrtToCallsPass
         return failure();
     }
     func::ReturnOp::create(b, func.getLoc());
-    if (Attribute arenas = func->getAttr(kArenaBytesAttrName))
-      entry->setAttr(kArenaBytesAttrName, arenas);
+    for (StringRef plan : {kArenaBytesAttrName, kSharedArenaBytesAttrName})
+      if (Attribute bytes = func->getAttr(plan))
+        entry->setAttr(plan, bytes);
     std::string name = func.getName().str();
     func.erase();
     entry.setName(name);

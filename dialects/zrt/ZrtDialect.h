@@ -46,6 +46,10 @@ AllocOp getAllocation(mlir::Value buffer);
 inline constexpr llvm::StringLiteral kLossAttrName = "zrt.loss";
 /// Function attribute: the arena bytes per category zero-plan-memory planned.
 inline constexpr llvm::StringLiteral kArenaBytesAttrName = "zrt.arena_bytes";
+/// Function attribute: the bytes of the one arena zero-plan-memory planned
+/// for the temporaries of every category (bound when it is smaller).
+inline constexpr llvm::StringLiteral kSharedArenaBytesAttrName =
+    "zrt.shared_arena_bytes";
 /// Function attribute: the bytes the staging copies of its padded
 /// collectives need at most at once (the runtime allocates them).
 inline constexpr llvm::StringLiteral kStagingBytesAttrName =

@@ -133,6 +133,25 @@ def Zrt_DeclareArenaOp : Zrt_Op<"declare_arena"> {
   let assemblyFormat = "$category $bytes attr-dict";
 }
 
+def Zrt_DeclareSharedArenaOp : Zrt_Op<"declare_shared_arena"> {
+  let summary = "declares the one arena that every category's temporaries share";
+  let description = [{
+    `zrt_declare_arena` with `ZRT_ARENA_SHARED`: the temporaries of every
+    category live in one block of `bytes`, at the offsets of their
+    `zrt.alloc`s, so that a range one category frees can hold a buffer of
+    another (the activations the backward frees hold the gradients it
+    makes). `zero-plan-memory` declares it instead of the per-category
+    arenas when that plan is smaller; each buffer is still charged to its
+    own category in the ledger.
+
+    ```mlir
+    zrt.declare_shared_arena 4194304
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bytes);
+  let assemblyFormat = "$bytes attr-dict";
+}
+
 //===--- Memory ------------------------------------------------------------===//
 
 def Zrt_AllocOp : Zrt_Op<"alloc"> {

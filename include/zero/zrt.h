@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 12
+#define ZRT_ABI_VERSION 13
 
 typedef struct zrt_context zrt_context;
 
@@ -100,6 +100,12 @@ typedef enum zrt_mem_category {
   ZRT_MEM_DATA = 5,
   ZRT_MEM_NUM_CATEGORIES = 6
 } zrt_mem_category;
+
+/* Not a category: the arena that the temporaries of every category share
+ * when the compiler's plan lets freed ranges of one category hold buffers of
+ * another (zrt_declare_arena). Each buffer is still charged to its own
+ * category in the ledger. */
+#define ZRT_ARENA_SHARED ZRT_MEM_NUM_CATEGORIES
 
 /* A GPU backend's own memory, outside the categories above ("memory runtime
  * workspace" in the ledger), as far as the program determines it: the
@@ -184,13 +190,15 @@ void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category);
 void zrt_free(zrt_context *ctx, void *ptr);
 
 /* The compiler's memory plan (zero-plan-memory), binding: the temporaries of
- * `category` live at planned offsets in one block of `bytes`, its arena.
+ * `category` live at planned offsets in one block of `bytes`, its arena; or,
+ * with `category` ZRT_ARENA_SHARED, the temporaries of every category live
+ * in that one block (then no category has an arena of its own).
  * zero_program_describe declares each arena once; the runtime allocates the
  * block (one allocation per arena, the backend's memory) at its first
  * buffer. The step and apply functions share it (they never run at once). */
 void zrt_declare_arena(zrt_context *ctx, int32_t category, int64_t bytes);
 /* A temporary at its planned place: `bytes` at `offset` of the arena of
- * `category`, zero-filled and charged to the ledger as zrt_alloc does; freed
+ * `category` (of the shared arena when one is declared), zero-filled and charged to the ledger as zrt_alloc does; freed
  * with zrt_free (which gives the range back to the plan, not to the
  * allocator). A range outside the declared arena stops the job with a
  * message. */

@@ -12,10 +12,11 @@
 // charged the same on every backend, so the compiler's predictions are
 // checked alike on all of them.
 //
-// A compiled program declares one arena per category (zero-plan-memory's
-// plan) and places its temporaries in them (zrt_alloc_in_arena): one block
-// per arena, so the memory a rank holds is the plan, fragmentation
-// included. zrt_alloc serves what has no planned place.
+// A compiled program declares one arena per category, or one that all
+// categories share (zero-plan-memory's plan), and places its temporaries in
+// them (zrt_alloc_in_arena): one block per arena, so the memory a rank
+// holds is the plan, fragmentation included. zrt_alloc serves what has no
+// planned place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,30 +74,40 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
 
 extern "C" void zrt_declare_arena(zrt_context *ctx, int32_t category,
                                   int64_t bytes) {
-  checkCategory("zrt_declare_arena", category);
+  if (category != ZRT_ARENA_SHARED)
+    checkCategory("zrt_declare_arena", category);
   zrt_context::Arena &arena = ctx->arenas[category];
   if (arena.bytes)
     fatal("zrt_declare_arena: the %s arena is declared twice",
-          categoryName(category));
+          arenaName(category));
   if (bytes <= 0)
     fatal("zrt_declare_arena: the %s arena has %lld bytes; expected a "
           "positive size",
-          categoryName(category), (long long)bytes);
+          arenaName(category), (long long)bytes);
+  // A temporary has one place: in its category's arena or in the shared
+  // one, never a choice between the two.
+  bool shared = category == ZRT_ARENA_SHARED;
+  for (int other = 0; other <= ZRT_ARENA_SHARED; ++other)
+    if (ctx->arenas[other].bytes && (other == ZRT_ARENA_SHARED) != shared)
+      fatal("zrt_declare_arena: the %s arena and the %s arena are both "
+            "declared; a program's temporaries share one arena or have one "
+            "per category",
+            arenaName(category), arenaName(other));
   // Reserved at its first buffer: the program is described before the
   // backend is chosen, and the block must be the backend's memory.
   arena.bytes = bytes;
 }
 
-/// The block of `arena` (of `category`), reserved on first use.
+/// The block of `arena` (number `index`), reserved on first use.
 static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
-                       int32_t category) {
+                       int32_t index) {
   if (arena.base)
     return arena.base;
   void *base = ctx->runtime->allocateArena(slotBytes(arena.bytes));
   if (!base)
     fatal("zrt_alloc_in_arena: out of memory reserving the %s arena of %lld "
           "bytes (%lld bytes already allocated)",
-          categoryName(category), (long long)arena.bytes,
+          arenaName(index), (long long)arena.bytes,
           (long long)ctx->ledger.currentTotal);
   return arena.base = static_cast<char *>(base);
 }
@@ -104,18 +115,20 @@ static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
 extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
                                     int32_t category, int64_t offset) {
   checkCategory("zrt_alloc_in_arena", category);
-  zrt_context::Arena &arena = ctx->arenas[category];
+  int32_t index =
+      ctx->arenas[ZRT_ARENA_SHARED].bytes ? ZRT_ARENA_SHARED : category;
+  zrt_context::Arena &arena = ctx->arenas[index];
   if (bytes < 0 || offset < 0 || offset % kBufferAlignment ||
       offset + bytes > arena.bytes)
     fatal("zrt_alloc_in_arena: %lld bytes at offset %lld are not inside the "
           "%s arena of %lld bytes (zrt_declare_arena), or the offset is not "
           "%lld-byte aligned: the program's memory plan is corrupt",
-          (long long)bytes, (long long)offset, categoryName(category),
+          (long long)bytes, (long long)offset, arenaName(index),
           (long long)arena.bytes, (long long)kBufferAlignment);
   if (bytes % 2)
     fatal("zrt_alloc_in_arena: %lld bytes is no whole number of elements",
           (long long)bytes);
-  char *ptr = arenaBase(ctx, arena, category) + offset;
+  char *ptr = arenaBase(ctx, arena, index) + offset;
   // Zero-filled, as zrt_alloc's memory: a packed bucket's padding relies
   // on it. On a device the fill is queued after every earlier kernel, so
   // the range's previous tenant is done with it.
@@ -128,7 +141,7 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
   if (slot.bytes || slot.inArena)
     fatal("zrt_alloc_in_arena: offset %lld of the %s arena is still held by "
           "a live buffer: the program's memory plan is corrupt",
-          (long long)offset, categoryName(category));
+          (long long)offset, arenaName(index));
   slot = {bytes, category, /*inArena=*/true};
   charge(ctx->ledger, category, bytes);
   arena.used =

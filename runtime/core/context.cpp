@@ -20,6 +20,10 @@ const char *categoryName(int category) {
   return names[category];
 }
 
+const char *arenaName(int index) {
+  return index == ZRT_ARENA_SHARED ? "shared" : categoryName(index);
+}
+
 const char *collectiveName(int kind) {
   static const char *const names[NumCollectiveKinds] = {
       "all_gather", "reduce_scatter", "all_reduce"};

@@ -98,6 +98,8 @@ struct StepPosition {
 };
 
 const char *categoryName(int category);
+/// The name of arena `index` (a category, or ZRT_ARENA_SHARED: "shared").
+const char *arenaName(int index);
 const char *collectiveName(int kind);
 
 class CommQueue;
@@ -123,7 +125,8 @@ struct zrt_context {
     bool inArena = false;
   };
   std::unordered_map<void *, Allocation> allocations;
-  /// The compiler's arenas (zrt_declare_arena), one block per category.
+  /// The compiler's arenas (zrt_declare_arena), one block per category, or
+  /// the one that every category shares (index ZRT_ARENA_SHARED).
   struct Arena {
     char *base = nullptr;
     int64_t bytes = 0;
@@ -131,7 +134,7 @@ struct zrt_context {
     /// planned buffer ran.
     int64_t used = 0;
   };
-  Arena arenas[ZRT_MEM_NUM_CATEGORIES];
+  Arena arenas[ZRT_MEM_NUM_CATEGORIES + 1];
   /// Staging buffers of padded collectives in flight, by handle: allocated
   /// by the start and freed by the wait (abi/collectives.cpp).
   std::unordered_map<int64_t, void *> stagingByHandle;

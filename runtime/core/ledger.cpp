@@ -27,7 +27,7 @@ void printLedger(zrt_context *ctx) {
     values.push_back(maxOverRanks(ctx, ctx->collectives.bytes[k]));
   // The compiler's arenas: reserved (the plan) and the highest byte used.
   std::vector<int64_t> reserved, used;
-  for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c) {
+  for (int c = 0; c <= ZRT_ARENA_SHARED; ++c) {
     reserved.push_back(maxOverRanks(ctx, ctx->arenas[c].bytes));
     used.push_back(maxOverRanks(ctx, ctx->arenas[c].used));
   }
@@ -48,10 +48,10 @@ void printLedger(zrt_context *ctx) {
                 (long long)values[c]);
   std::printf("memory peak total: %lld bytes\n",
               (long long)values[ZRT_MEM_NUM_CATEGORIES]);
-  for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+  for (int c = 0; c <= ZRT_ARENA_SHARED; ++c)
     if (reserved[c])
       std::printf("memory arena %s: %lld bytes reserved, %lld used\n",
-                  categoryName(c), (long long)reserved[c], (long long)used[c]);
+                  arenaName(c), (long long)reserved[c], (long long)used[c]);
   if (!workspace.empty()) {
     int64_t total = 0;
     std::string parts;

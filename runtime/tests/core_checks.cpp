@@ -63,6 +63,32 @@ void checkAllocator(Checker &check) {
   destroyContext(ctx);
 }
 
+void checkSharedArena(Checker &check) {
+  // The shared arena: buffers of different categories take turns in one
+  // range, each charged to its own category.
+  zrt_context *ctx = createLocalContext();
+  zrt_declare_arena(ctx, ZRT_ARENA_SHARED, 512);
+  void *grad = zrt_alloc_in_arena(ctx, 256, ZRT_MEM_GRAD, 0);
+  void *act = zrt_alloc_in_arena(ctx, 200, ZRT_MEM_ACTIVATION, 256);
+  char *base = ctx->arenas[ZRT_ARENA_SHARED].base;
+  const MemoryLedger &l = ctx->ledger;
+  check.expectTrue("shared arena: every category at its offset in one block",
+                   base && grad == base && act == base + 256 &&
+                       l.current[ZRT_MEM_GRAD] == 256 &&
+                       l.current[ZRT_MEM_ACTIVATION] == 200 &&
+                       !ctx->arenas[ZRT_MEM_GRAD].base &&
+                       !ctx->arenas[ZRT_MEM_ACTIVATION].base);
+  zrt_free(ctx, grad);
+  void *comm = zrt_alloc_in_arena(ctx, 128, ZRT_MEM_COMM, 0);
+  check.expectTrue("shared arena: a freed range holds another category",
+                   comm == base && l.current[ZRT_MEM_COMM] == 128 &&
+                       l.current[ZRT_MEM_GRAD] == 0 &&
+                       ctx->arenas[ZRT_ARENA_SHARED].used == 512);
+  zrt_free(ctx, comm);
+  zrt_free(ctx, act);
+  destroyContext(ctx);
+}
+
 void checkInitAndData(Checker &check) {
   // The full tensor made at once equals its three shards made apart.
   const int64_t numel = 20, s = 7;

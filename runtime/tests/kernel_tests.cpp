@@ -134,6 +134,7 @@ int main(int argc, char **argv) {
   testAttention(ctx, check);
   destroyContext(ctx);
   checkAllocator(check);
+  checkSharedArena(check);
   checkInitAndData(check);
   return check.finish();
 }

@@ -1,5 +1,6 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory=alignment=4 | FileCheck %s --check-prefix=ALIGN4
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory=share-arenas=false | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory='alignment=4 share-arenas=false' | FileCheck %s --check-prefix=ALIGN4
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory | FileCheck %s --check-prefix=SHARED
 
 // Every temporary gets an offset in its category's arena; buffers live at
 // the same time never overlap, and a freed range is reused. The plan binds:
@@ -14,7 +15,7 @@
 // data), and the staging copies of its padded collectives (the runtime's,
 // planned apart: two 64-byte copies overlap at most).
 // CHECK-LABEL: func @zero_program_step
-// CHECK-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0>, zrt.staging_bytes = 128 : i64
+// CHECK-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0>, zrt.shared_arena_bytes = 576 : i64, zrt.staging_bytes = 128 : i64
 // The first gathered weight (60 bytes, comm) and its all-gather's staging
 // copy, each at the start of its own region.
 // CHECK: %[[W0:.*]] = zrt.alloc comm {arena_offset = 0 : i64} : memref<3x5xf32>
@@ -25,6 +26,23 @@
 // CHECK-NEXT: zrt.alloc comm {arena_offset = 0 : i64} : memref<5xf32>
 // The second activation is live with the first: the next 64 bytes.
 // CHECK: zrt.alloc activation {arena_offset = 64 : i64} : memref<2x5xf32>
+
+// By default the temporaries of every category share one arena when that
+// is smaller: 576 bytes here against 384 + 512 + 128 = 1024 per category.
+// Both plans stay on the step; the offsets are the shared plan's, and a
+// range one category frees holds another's buffer: the gathered head weight
+// (comm) at 64, then the head's gradient (grad) at 64 once it is freed.
+// SHARED-LABEL: func @zero_program_describe
+// SHARED: zrt.declare_shared_arena 576
+// SHARED-NOT: zrt.declare_arena
+// SHARED: return
+// SHARED-LABEL: func @zero_program_step
+// SHARED-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0>, zrt.shared_arena_bytes = 576 : i64, zrt.staging_bytes = 128 : i64
+// SHARED: %[[HEAD:.*]] = zrt.alloc comm {arena_offset = 64 : i64} : memref<5x2xf32>
+// SHARED-NEXT: zrt.all_gather %{{.*}} -> %[[HEAD]] of "head.weight" :
+// SHARED: %[[AGAIN:.*]] = zrt.alloc comm {arena_offset = 64 : i64} : memref<5x2xf32>
+// SHARED: zrt.free %[[AGAIN]]
+// SHARED-NEXT: zrt.alloc grad {arena_offset = 64 : i64} : memref<5x2xf32>
 
 // With 4-byte alignment nothing is rounded up to 64: smaller arenas.
 // ALIGN4: zrt.declare_arena grad 196

@@ -26,6 +26,14 @@ func.func @declare_arena_empty() {
 
 // -----
 
+func.func @declare_shared_arena_empty() {
+  // expected-error @+1 {{'zrt.declare_shared_arena' op attribute 'bytes' failed to satisfy constraint}}
+  zrt.declare_shared_arena -64
+  return
+}
+
+// -----
+
 func.func @free_argument(%a: memref<4xf32>) {
   // expected-error @+1 {{'zrt.free' op frees a buffer that no zrt.alloc returned}}
   zrt.free %a : memref<4xf32>

@@ -15,6 +15,8 @@ func.func @describe() {
   zrt.declare_arg 1 "h.0.w" param sharded init normal 0.02 : tensor<6x4xbf16>
   // CHECK-NEXT: zrt.declare_arena activation 4096
   zrt.declare_arena activation 4096
+  // CHECK-NEXT: zrt.declare_shared_arena 8192
+  zrt.declare_shared_arena 8192
   return
 }
 

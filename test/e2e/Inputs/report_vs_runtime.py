@@ -70,13 +70,22 @@ def main():
             if comm.get(kind) != want:
                 wrong.append(f"comm {kind}: predicted {want} (bytes, calls), "
                              f"measured {comm.get(kind)}")
-        # The plan binds: the runtime reserves each planned arena, and the
-        # program's temporaries fill it to the last byte.
-        for category, planned in report["planned_arena_bytes"].items():
-            want = planned["temporaries"]
-            got = arenas.get(category, (0, 0))
+        # The plan binds: the runtime reserves each planned arena (the one
+        # shared by all categories, or one per category), and the program's
+        # temporaries fill it to the last byte.
+        if report["shared_arena_binds"]:
+            planned_arenas = {"shared": report["planned_shared_arena_bytes"]}
+        else:
+            planned_arenas = {category: planned["temporaries"] for category,
+                              planned in report["planned_arena_bytes"].items()
+                              if planned["temporaries"]}
+        if set(arenas) != set(planned_arenas):
+            wrong.append(f"arenas reserved {sorted(arenas)}, planned "
+                         f"{sorted(planned_arenas)}")
+        for name, want in planned_arenas.items():
+            got = arenas.get(name, (0, 0))
             if got != (want, want):
-                wrong.append(f"arena {category}: planned {want}, reserved and "
+                wrong.append(f"arena {name}: planned {want}, reserved and "
                              f"used {got}")
         if wrong:
             failures += 1
@@ -84,8 +93,7 @@ def main():
             continue
         states = sum(predicted[k] for k in ("param", "grad", "optimizer"))
         total = sum(report["traffic_bytes_per_step"].values())
-        reserved = sum(p["temporaries"]
-                       for p in report["planned_arena_bytes"].values())
+        reserved = sum(planned_arenas.values())
         print(f"stage {stage} world size {world}: measured = predicted: peak "
               f"{predicted['total']} bytes (model states {states}), "
               f"{total} bytes moved per step, arenas {reserved} bytes")
