@@ -3,13 +3,13 @@
 // The pattern family of zero-lower-to-runtime for the zero dialect: the
 // collectives (blocking, or started and waited for), this rank's shard of a
 // whole tensor, and the packing of buckets. A gathered copy is comm memory,
-// a reduced shard gradient memory.
+// a reduced shard gradient memory. A started collective's future becomes
+// the zrt handle its wait completes.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
 #include "passes/StepLowering.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace zero;
@@ -19,24 +19,12 @@ namespace {
 using MemCategory = zrt::MemCategory;
 
 /// zero.pack (`intoFlat`) and zero.unpack: one zrt.copy per chunk of each
-/// member. The flat buffer is zero-filled when allocated, so the padding of
-/// a member's last chunk needs no copy.
-void lowerPacking(StepLowering &l, Value flat, ValueRange members,
-                  int64_t chunks, bool intoFlat) {
-  OpBuilder &b = l.builder();
-  Location loc = flat.getLoc();
-  // A packed bucket is communication staging; unpacked, a gathered unit is
-  // gathered copies and a reduced bucket this rank's gradient shards.
-  Value gathered = flat;
-  if (auto wait = flat.getDefiningOp<WaitOp>())
-    gathered = wait.getFuture();
-  bool fromGather = gathered.getDefiningOp<AllGatherOp>() ||
-                    gathered.getDefiningOp<AllGatherStartOp>();
-  if (intoFlat)
-    l.bufferFor(flat, MemCategory::Comm);
-  else
-    for (Value member : members)
-      l.bufferFor(member, fromGather ? MemCategory::Comm : MemCategory::Grad);
+/// member, between the buffers `flatBuffer` and `memberBuffers`. The flat
+/// buffer is zero-filled when allocated, so the padding of a member's last
+/// chunk needs no copy.
+void copyChunks(OpBuilder &b, Location loc, Value flat, Value flatBuffer,
+                ValueRange members, ValueRange memberBuffers, int64_t chunks,
+                bool intoFlat) {
   int64_t elementBytes =
       (cast<RankedTensorType>(flat.getType()).getElementTypeBitWidth() + 7) /
       8;
@@ -44,7 +32,7 @@ void lowerPacking(StepLowering &l, Value flat, ValueRange members,
   for (Value member : members)
     chunkStride += shardSize(getNumElements(member.getType()), chunks);
   int64_t offsetInChunk = 0;
-  for (Value member : members) {
+  for (auto [member, memberBuffer] : llvm::zip_equal(members, memberBuffers)) {
     int64_t numel = getNumElements(member.getType());
     int64_t chunk = shardSize(numel, chunks);
     for (int64_t c = 0; c < chunks; ++c) {
@@ -54,10 +42,10 @@ void lowerPacking(StepLowering &l, Value flat, ValueRange members,
       int64_t memberOffset = c * chunk * elementBytes;
       int64_t flatOffset = (c * chunkStride + offsetInChunk) * elementBytes;
       if (intoFlat)
-        zrt::CopyOp::create(b, loc, l.buf(member), l.buf(flat),
+        zrt::CopyOp::create(b, loc, memberBuffer, flatBuffer,
                             count * elementBytes, memberOffset, flatOffset);
       else
-        zrt::CopyOp::create(b, loc, l.buf(flat), l.buf(member),
+        zrt::CopyOp::create(b, loc, flatBuffer, memberBuffer,
                             count * elementBytes, flatOffset, memberOffset);
     }
     offsetInChunk += chunk;
@@ -72,83 +60,137 @@ StringAttr labelOf(Operation *collective) {
                        : StringAttr::get(collective->getContext(), label);
 }
 
+/// One zero op to zrt: `lower` is specialised below for each op.
+template <typename SourceOp>
+class ShardingPattern : public StepPattern<SourceOp> {
+public:
+  using StepPattern<SourceOp>::StepPattern;
+  using Adaptor = typename SourceOp::Adaptor;
+
+protected:
+  void lower(SourceOp op, Adaptor a, OpBuilder &b) const override;
+};
+
 /// A zero.*_start: the buffer of its wait's result, and the started zrt
-/// collective, whose handle the wait will complete.
+/// collective, whose handle replaces the future.
 template <typename ZrtStartOp, typename StartOp>
-void lowerStart(StepLowering &l, StartOp start, MemCategory category,
-                Value inPlace = nullptr) {
+void lowerStart(StepLowering &l, StartOp start, Value input, OpBuilder &b,
+                MemCategory category, Value inPlace = nullptr) {
   Value result = start.getWait().getResult();
   Value out = l.bufferFor(result, category, inPlace,
                           l.positionOf(start.getWait()));
-  l.handles[start.getFuture()] =
-      ZrtStartOp::create(l.builder(), start.getLoc(),
-                         zrt::HandleType::get(start.getContext()),
-                         l.buf(start.getInput()), out,
-                         /*staging_offset=*/nullptr, labelOf(start));
+  l.setHandle(start.getFuture(),
+              ZrtStartOp::create(b, start.getLoc(),
+                                 zrt::HandleType::get(start.getContext()),
+                                 input, out, /*staging_offset=*/nullptr,
+                                 labelOf(start)));
+}
+
+template <>
+void ShardingPattern<AllGatherOp>::lower(AllGatherOp gather, Adaptor a,
+                                         OpBuilder &b) const {
+  Value full = l.bufferFor(gather, MemCategory::Comm);
+  zrt::AllGatherOp::create(b, gather.getLoc(), a.getInput(), full,
+                           /*staging_offset=*/nullptr, labelOf(gather));
+}
+
+template <>
+void ShardingPattern<ReduceScatterOp>::lower(ReduceScatterOp scatter,
+                                             Adaptor a, OpBuilder &b) const {
+  Value shard = l.bufferFor(scatter, MemCategory::Grad);
+  zrt::ReduceScatterOp::create(b, scatter.getLoc(), a.getInput(), shard,
+                               /*staging_offset=*/nullptr, labelOf(scatter));
+}
+
+template <>
+void ShardingPattern<AllReduceOp>::lower(AllReduceOp reduce, Adaptor a,
+                                         OpBuilder &b) const {
+  Value y = l.result(reduce, reduce.getInput());
+  zrt::AllReduceOp::create(b, reduce.getLoc(), a.getInput(), y,
+                           /*staging_offset=*/nullptr, labelOf(reduce));
+}
+
+template <>
+void ShardingPattern<LocalShardOp>::lower(LocalShardOp slice, Adaptor a,
+                                          OpBuilder &b) const {
+  Value shard = l.bufferFor(slice, MemCategory::Optimizer);
+  zrt::ShardSliceOp::create(b, slice.getLoc(), a.getInput(), shard);
+}
+
+template <>
+void ShardingPattern<AllGatherStartOp>::lower(AllGatherStartOp start,
+                                              Adaptor a, OpBuilder &b) const {
+  lowerStart<zrt::AllGatherStartOp>(l, start, a.getInput(), b,
+                                    MemCategory::Comm);
+}
+
+template <>
+void ShardingPattern<ReduceScatterStartOp>::lower(ReduceScatterStartOp start,
+                                                  Adaptor a,
+                                                  OpBuilder &b) const {
+  lowerStart<zrt::ReduceScatterStartOp>(l, start, a.getInput(), b,
+                                        MemCategory::Grad);
+}
+
+template <>
+void ShardingPattern<AllReduceStartOp>::lower(AllReduceStartOp start,
+                                              Adaptor a, OpBuilder &b) const {
+  bool gradient = l.isGradient(start.getWait().getResult());
+  lowerStart<zrt::AllReduceStartOp>(
+      l, start, a.getInput(), b,
+      gradient ? MemCategory::Grad : MemCategory::Activation,
+      start.getInput());
+}
+
+/// The result of a wait is the buffer its start wrote (lowerStart).
+template <>
+void ShardingPattern<WaitOp>::lower(WaitOp wait, Adaptor a,
+                                    OpBuilder &b) const {
+  zrt::WaitOp::create(b, wait.getLoc(), a.getFuture());
+}
+
+/// Nothing to do: its operand dies here, and the buffer assignment frees it.
+template <>
+void ShardingPattern<ReleaseOp>::lower(ReleaseOp, Adaptor, OpBuilder &) const {
+}
+
+/// A packed bucket is communication staging.
+template <>
+void ShardingPattern<PackOp>::lower(PackOp pack, Adaptor a,
+                                    OpBuilder &b) const {
+  Value flat = l.bufferFor(pack.getResult(), MemCategory::Comm);
+  copyChunks(b, pack.getLoc(), pack.getResult(), flat, pack.getInputs(),
+             a.getInputs(), pack.getChunks(), /*intoFlat=*/true);
+}
+
+/// Unpacked, a gathered unit is gathered copies and a reduced bucket this
+/// rank's gradient shards.
+template <>
+void ShardingPattern<UnpackOp>::lower(UnpackOp unpack, Adaptor a,
+                                      OpBuilder &b) const {
+  Value gathered = unpack.getInput();
+  if (auto wait = gathered.getDefiningOp<WaitOp>())
+    gathered = wait.getFuture();
+  bool fromGather = gathered.getDefiningOp<AllGatherOp>() ||
+                    gathered.getDefiningOp<AllGatherStartOp>();
+  SmallVector<Value> members;
+  for (Value member : unpack.getResults())
+    members.push_back(l.bufferFor(
+        member, fromGather ? MemCategory::Comm : MemCategory::Grad));
+  copyChunks(b, unpack.getLoc(), unpack.getInput(), a.getInput(),
+             unpack.getResults(), members, unpack.getChunks(),
+             /*intoFlat=*/false);
 }
 } // namespace
 
-std::optional<LogicalResult> zero::lowerShardingOp(StepLowering &l,
-                                                   Operation *op) {
-  OpBuilder &b = l.builder();
-  Location loc = op->getLoc();
-  using Result = std::optional<LogicalResult>;
-  return llvm::TypeSwitch<Operation *, Result>(op)
-      .Case([&](AllGatherOp gather) {
-        Value full = l.bufferFor(gather, MemCategory::Comm);
-        zrt::AllGatherOp::create(b, loc, l.buf(gather.getInput()), full,
-                                 /*staging_offset=*/nullptr, labelOf(gather));
-        return success();
-      })
-      .Case([&](ReduceScatterOp scatter) {
-        Value shard = l.bufferFor(scatter, MemCategory::Grad);
-        zrt::ReduceScatterOp::create(b, loc, l.buf(scatter.getInput()), shard,
-                                     /*staging_offset=*/nullptr,
-                                     labelOf(scatter));
-        return success();
-      })
-      .Case([&](AllReduceOp reduce) {
-        Value y = l.result(reduce, reduce.getInput());
-        zrt::AllReduceOp::create(b, loc, l.buf(reduce.getInput()), y,
-                                 /*staging_offset=*/nullptr, labelOf(reduce));
-        return success();
-      })
-      .Case([&](LocalShardOp slice) {
-        Value shard = l.bufferFor(slice, MemCategory::Optimizer);
-        zrt::ShardSliceOp::create(b, loc, l.buf(slice.getInput()), shard);
-        return success();
-      })
-      .Case([&](AllGatherStartOp start) {
-        lowerStart<zrt::AllGatherStartOp>(l, start, MemCategory::Comm);
-        return success();
-      })
-      .Case([&](ReduceScatterStartOp start) {
-        lowerStart<zrt::ReduceScatterStartOp>(l, start, MemCategory::Grad);
-        return success();
-      })
-      .Case([&](AllReduceStartOp start) {
-        bool gradient = l.isGradient(start.getWait().getResult());
-        lowerStart<zrt::AllReduceStartOp>(
-            l, start, gradient ? MemCategory::Grad : MemCategory::Activation,
-            start.getInput());
-        return success();
-      })
-      .Case([&](PackOp pack) {
-        lowerPacking(l, pack.getResult(), pack.getInputs(), pack.getChunks(),
-                     /*intoFlat=*/true);
-        return success();
-      })
-      .Case([&](UnpackOp unpack) {
-        lowerPacking(l, unpack.getInput(), unpack.getResults(),
-                     unpack.getChunks(), /*intoFlat=*/false);
-        return success();
-      })
-      .Case([&](WaitOp wait) {
-        zrt::WaitOp::create(b, loc, l.handles.lookup(wait.getFuture()));
-        return success();
-      })
-      .Case([&](ReleaseOp) {
-        return success(); // Its operand dies here; the lowering frees it.
-      })
-      .Default([](Operation *) { return std::nullopt; });
+void zero::populateShardingLoweringPatterns(RewritePatternSet &patterns,
+                                            const TypeConverter &converter,
+                                            StepLowering &lowering) {
+  patterns.add<ShardingPattern<AllGatherOp>, ShardingPattern<ReduceScatterOp>,
+               ShardingPattern<AllReduceOp>, ShardingPattern<LocalShardOp>,
+               ShardingPattern<AllGatherStartOp>,
+               ShardingPattern<ReduceScatterStartOp>,
+               ShardingPattern<AllReduceStartOp>, ShardingPattern<WaitOp>,
+               ShardingPattern<ReleaseOp>, ShardingPattern<PackOp>,
+               ShardingPattern<UnpackOp>>(converter, lowering);
 }

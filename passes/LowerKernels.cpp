@@ -1,16 +1,15 @@
-//===- LowerKernels.cpp - nn ops to zrt kernels ----------------------------===//
+//===- LowerKernels.cpp - nn ops to zrt kernels ---------------------------===//
 //
 // The pattern family of zero-lower-to-runtime for the nn dialect: each op
-// becomes the zrt kernel of the same computation on the buffers of its
-// operands and results (StepLowering.h chooses those). Sizes are not
-// passed: the zrt ops read them from the buffers' types.
+// becomes the zrt kernel of the same computation on its operands' buffers
+// (from the adaptor) and its results' buffers (chosen by the buffer
+// assignment, StepLowering.h). Sizes are not passed: the zrt ops read them
+// from the buffers' types.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/StepLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace zero;
@@ -18,32 +17,24 @@ using namespace zero;
 namespace {
 using MemCategory = zrt::MemCategory;
 
-/// Lowers one nn op (or a tensor constant) with the builder of `lowering`.
-class KernelLowering {
+/// One nn op (or a tensor constant) to its zrt kernel: `lower` is
+/// specialised below for each op.
+template <typename SourceOp>
+class KernelPattern : public StepPattern<SourceOp> {
 public:
-  KernelLowering(StepLowering &lowering, Operation *op)
-      : l(lowering), b(lowering.builder()), loc(op->getLoc()) {}
+  using StepPattern<SourceOp>::StepPattern;
+  using Adaptor = typename SourceOp::Adaptor;
 
-  std::optional<LogicalResult> lower(Operation *op);
+protected:
+  void lower(SourceOp op, Adaptor a, OpBuilder &b) const override;
 
-private:
-  StepLowering &l;
-  OpBuilder &b;
-  Location loc;
-
-  Value buf(Value tensor) { return l.buf(tensor); }
-  Value out(Value tensor, Value inPlace = nullptr) {
-    return l.result(tensor, inPlace);
+  /// The buffer of a result (StepLowering::result).
+  Value out(Value tensor, Value inPlace = nullptr) const {
+    return this->l.result(tensor, inPlace);
   }
   static FloatAttr f32(OpBuilder &b, const APFloat &value) {
     return b.getF32FloatAttr(value.convertToFloat());
   }
-
-  nn::SoftmaxCrossEntropyGradOp fusedGradient(nn::SoftmaxCrossEntropyOp loss);
-  nn::SoftmaxCrossEntropyOp fusedLoss(nn::SoftmaxCrossEntropyGradOp grad);
-  LogicalResult lowerConstant(arith::ConstantOp constant);
-  LogicalResult lowerCast(nn::CastOp castOp);
-  LogicalResult lowerAdamW(nn::AdamWOp update);
 };
 
 /// The gradient `loss` is computed together with (zrt.softmax_xent_fused,
@@ -51,8 +42,8 @@ private:
 /// logits, labels and divisor after it, when nothing reads the loss before
 /// that gradient. The loss's buffer is still allocated at the loss, so
 /// memory is charged as without the fusion.
-nn::SoftmaxCrossEntropyGradOp
-KernelLowering::fusedGradient(nn::SoftmaxCrossEntropyOp loss) {
+nn::SoftmaxCrossEntropyGradOp fusedGradient(const StepLowering &l,
+                                            nn::SoftmaxCrossEntropyOp loss) {
   for (Operation *user : loss.getLogits().getUsers()) {
     auto grad = dyn_cast<nn::SoftmaxCrossEntropyGradOp>(user);
     if (!grad || grad->getBlock() != loss->getBlock() ||
@@ -70,31 +61,259 @@ KernelLowering::fusedGradient(nn::SoftmaxCrossEntropyOp loss) {
 }
 
 /// The loss `grad` is computed together with, if any (fusedGradient).
-nn::SoftmaxCrossEntropyOp
-KernelLowering::fusedLoss(nn::SoftmaxCrossEntropyGradOp grad) {
+nn::SoftmaxCrossEntropyOp fusedLoss(const StepLowering &l,
+                                    nn::SoftmaxCrossEntropyGradOp grad) {
   for (Operation *user : grad.getLogits().getUsers())
     if (auto loss = dyn_cast<nn::SoftmaxCrossEntropyOp>(user))
-      if (fusedGradient(loss) == grad)
+      if (fusedGradient(l, loss) == grad)
         return loss;
   return {};
 }
 
-LogicalResult KernelLowering::lowerConstant(arith::ConstantOp constant) {
-  auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
-  if (!splat || !isa<FloatType>(splat.getElementType()))
-    return constant.emitOpError("cannot be lowered to the runtime: only "
-                                "float splat tensor constants are supported");
+/// A float splat (checkLowerable refused every other constant).
+template <>
+void KernelPattern<arith::ConstantOp>::lower(arith::ConstantOp constant,
+                                             Adaptor, OpBuilder &b) const {
+  auto splat = cast<SplatElementsAttr>(constant.getValue());
   Value dst = out(constant);
   zrt::FillOp::create(
-      b, loc, dst,
+      b, constant.getLoc(), dst,
       b.getF32FloatAttr(splat.getSplatValue<APFloat>().convertToDouble()));
-  return success();
+}
+
+template <>
+void KernelPattern<nn::MatmulOp>::lower(nn::MatmulOp mm, Adaptor a,
+                                        OpBuilder &b) const {
+  Value c = out(mm);
+  zrt::MatmulOp::create(b, mm.getLoc(), a.getLhs(), a.getRhs(), c,
+                        mm.getTransposeLhs(), mm.getTransposeRhs());
+}
+
+/// nn.matmul_bias and nn.matmul_bias_gelu: one GEMM with its epilogue; the
+/// GELU form also keeps the pre-activation for the backward.
+template <typename LinearOp>
+void lowerLinear(StepLowering &l, LinearOp linear,
+                 typename LinearOp::Adaptor a, OpBuilder &b) {
+  constexpr bool gelu = std::is_same_v<LinearOp, nn::MatmulBiasGeluOp>;
+  Operation *op = linear.getOperation();
+  Value pre = gelu ? l.result(op->getResult(0)) : Value();
+  Value c = l.result(linear.getResult());
+  zrt::MatmulBiasOp::create(
+      b, linear.getLoc(), a.getLhs(), a.getRhs(), a.getBias(), c, pre,
+      linear.getTransposeLhs(), linear.getTransposeRhs(),
+      gelu ? zrt::Epilogue::BiasGelu : zrt::Epilogue::Bias);
+}
+
+template <>
+void KernelPattern<nn::MatmulBiasOp>::lower(nn::MatmulBiasOp linear, Adaptor a,
+                                            OpBuilder &b) const {
+  lowerLinear(l, linear, a, b);
+}
+
+template <>
+void KernelPattern<nn::MatmulBiasGeluOp>::lower(nn::MatmulBiasGeluOp linear,
+                                                Adaptor a,
+                                                OpBuilder &b) const {
+  lowerLinear(l, linear, a, b);
+}
+
+template <>
+void KernelPattern<nn::BiasAddOp>::lower(nn::BiasAddOp add, Adaptor a,
+                                         OpBuilder &b) const {
+  Value y = out(add, add.getInput());
+  zrt::BiasAddOp::create(b, add.getLoc(), a.getInput(), a.getBias(), y);
+}
+
+template <>
+void KernelPattern<nn::SumRowsOp>::lower(nn::SumRowsOp sum, Adaptor a,
+                                         OpBuilder &b) const {
+  Value y = out(sum);
+  zrt::SumRowsOp::create(b, sum.getLoc(), a.getInput(), y);
+}
+
+template <>
+void KernelPattern<nn::AddOp>::lower(nn::AddOp add, Adaptor a,
+                                     OpBuilder &b) const {
+  Value y = out(add, add.getLhs());
+  zrt::AddOp::create(b, add.getLoc(), a.getLhs(), a.getRhs(), y);
+}
+
+template <>
+void KernelPattern<nn::ReluOp>::lower(nn::ReluOp relu, Adaptor a,
+                                      OpBuilder &b) const {
+  Value y = out(relu);
+  zrt::ReluOp::create(b, relu.getLoc(), a.getInput(), y);
+}
+
+template <>
+void KernelPattern<nn::GeluOp>::lower(nn::GeluOp gelu, Adaptor a,
+                                      OpBuilder &b) const {
+  Value y = out(gelu);
+  zrt::GeluOp::create(b, gelu.getLoc(), a.getInput(), y);
+}
+
+template <>
+void KernelPattern<nn::ReluGradOp>::lower(nn::ReluGradOp grad, Adaptor a,
+                                          OpBuilder &b) const {
+  Value dx = out(grad, grad.getResultGrad());
+  zrt::ReluGradOp::create(b, grad.getLoc(), a.getInput(), a.getResultGrad(),
+                          dx);
+}
+
+template <>
+void KernelPattern<nn::GeluGradOp>::lower(nn::GeluGradOp grad, Adaptor a,
+                                          OpBuilder &b) const {
+  Value dx = out(grad, grad.getResultGrad());
+  zrt::GeluGradOp::create(b, grad.getLoc(), a.getInput(), a.getResultGrad(),
+                          dx);
+}
+
+template <>
+void KernelPattern<nn::SwigluOp>::lower(nn::SwigluOp glu, Adaptor a,
+                                        OpBuilder &b) const {
+  Value y = out(glu);
+  zrt::SwigluOp::create(b, glu.getLoc(), a.getGate(), a.getUp(), y);
+}
+
+template <>
+void KernelPattern<nn::SwigluGradOp>::lower(nn::SwigluGradOp grad, Adaptor a,
+                                            OpBuilder &b) const {
+  Value dGate = out(grad.getGateGrad());
+  Value dUp = out(grad.getUpGrad());
+  zrt::SwigluGradOp::create(b, grad.getLoc(), a.getGate(), a.getUp(),
+                            a.getResultGrad(), dGate, dUp);
+}
+
+template <>
+void KernelPattern<nn::SoftmaxCrossEntropyOp>::lower(
+    nn::SoftmaxCrossEntropyOp loss, Adaptor a, OpBuilder &b) const {
+  Value y = out(loss);
+  // Fused with its gradient, the loss is written there.
+  if (!fusedGradient(l, loss))
+    zrt::SoftmaxXentOp::create(b, loss.getLoc(), a.getLogits(), a.getLabels(),
+                               y,
+                               b.getF32FloatAttr(loss.getEffectiveDivisor()));
+}
+
+template <>
+void KernelPattern<nn::SoftmaxCrossEntropyGradOp>::lower(
+    nn::SoftmaxCrossEntropyGradOp grad, Adaptor a, OpBuilder &b) const {
+  Value dLogits = out(grad);
+  FloatAttr divisor = b.getF32FloatAttr(grad.getDivisor());
+  if (nn::SoftmaxCrossEntropyOp loss = fusedLoss(l, grad))
+    zrt::SoftmaxXentFusedOp::create(b, grad.getLoc(), a.getLogits(),
+                                    a.getLabels(), a.getLossGrad(),
+                                    l.buf(loss), dLogits, divisor);
+  else
+    zrt::SoftmaxXentGradOp::create(b, grad.getLoc(), a.getLogits(),
+                                   a.getLabels(), a.getLossGrad(), dLogits,
+                                   divisor);
+}
+
+template <>
+void KernelPattern<nn::EmbeddingOp>::lower(nn::EmbeddingOp lookup, Adaptor a,
+                                           OpBuilder &b) const {
+  Value y = out(lookup);
+  zrt::EmbeddingOp::create(b, lookup.getLoc(), a.getIds(), a.getTable(), y);
+}
+
+template <>
+void KernelPattern<nn::EmbeddingGradOp>::lower(nn::EmbeddingGradOp grad,
+                                               Adaptor a, OpBuilder &b) const {
+  Value dTable = out(grad);
+  zrt::EmbeddingGradOp::create(b, grad.getLoc(), a.getIds(), a.getResultGrad(),
+                               dTable);
+}
+
+template <>
+void KernelPattern<nn::LayerNormOp>::lower(nn::LayerNormOp norm, Adaptor a,
+                                           OpBuilder &b) const {
+  Value y = out(norm);
+  zrt::LayerNormOp::create(b, norm.getLoc(), a.getInput(), a.getGamma(),
+                           a.getBeta(), y, f32(b, norm.getEpsilon()));
+}
+
+template <>
+void KernelPattern<nn::LayerNormGradOp>::lower(nn::LayerNormGradOp grad,
+                                               Adaptor a, OpBuilder &b) const {
+  Value dx = out(grad.getInputGrad());
+  Value dGamma = out(grad.getGammaGrad());
+  Value dBeta = out(grad.getBetaGrad());
+  zrt::LayerNormGradOp::create(b, grad.getLoc(), a.getInput(), a.getGamma(),
+                               a.getResultGrad(), dx, dGamma, dBeta,
+                               f32(b, grad.getEpsilon()));
+}
+
+template <>
+void KernelPattern<nn::RmsNormOp>::lower(nn::RmsNormOp norm, Adaptor a,
+                                         OpBuilder &b) const {
+  Value y = out(norm);
+  zrt::RmsNormOp::create(b, norm.getLoc(), a.getInput(), a.getGamma(), y,
+                         f32(b, norm.getEpsilon()));
+}
+
+template <>
+void KernelPattern<nn::RmsNormGradOp>::lower(nn::RmsNormGradOp grad,
+                                             Adaptor a, OpBuilder &b) const {
+  Value dx = out(grad.getInputGrad());
+  Value dGamma = out(grad.getGammaGrad());
+  zrt::RmsNormGradOp::create(b, grad.getLoc(), a.getInput(), a.getGamma(),
+                             a.getResultGrad(), dx, dGamma,
+                             f32(b, grad.getEpsilon()));
+}
+
+template <>
+void KernelPattern<nn::RopeOp>::lower(nn::RopeOp rope, Adaptor a,
+                                      OpBuilder &b) const {
+  Value y = out(rope, rope.getInput());
+  zrt::RopeOp::create(b, rope.getLoc(), a.getInput(), y, rope.getSeqLen(),
+                      rope.getNumHeads(), rope.getInverseFrequencies(),
+                      rope.getInverse());
+}
+
+template <>
+void KernelPattern<nn::AttentionOp>::lower(nn::AttentionOp attn, Adaptor a,
+                                           OpBuilder &b) const {
+  Value y = out(attn);
+  zrt::AttentionOp::create(b, attn.getLoc(), a.getQuery(), a.getKey(),
+                           a.getValue(), y, attn.getSeqLen(),
+                           attn.getNumHeads(), attn.getNumKvHeads());
+}
+
+template <>
+void KernelPattern<nn::AttentionGradOp>::lower(nn::AttentionGradOp grad,
+                                               Adaptor a, OpBuilder &b) const {
+  Value dq = out(grad.getQueryGrad());
+  Value dk = out(grad.getKeyGrad());
+  Value dv = out(grad.getValueGrad());
+  zrt::AttentionGradOp::create(b, grad.getLoc(), a.getQuery(), a.getKey(),
+                               a.getValue(), a.getResultGrad(), dq, dk, dv,
+                               grad.getSeqLen(), grad.getNumHeads(),
+                               grad.getNumKvHeads());
+}
+
+template <>
+void KernelPattern<nn::SliceColsOp>::lower(nn::SliceColsOp slice, Adaptor a,
+                                           OpBuilder &b) const {
+  Value y = out(slice);
+  zrt::SliceColsOp::create(b, slice.getLoc(), a.getInput(), y,
+                           slice.getOffset());
+}
+
+template <>
+void KernelPattern<nn::SliceColsGradOp>::lower(nn::SliceColsGradOp grad,
+                                               Adaptor a, OpBuilder &b) const {
+  Value dx = out(grad);
+  zrt::SliceColsGradOp::create(b, grad.getLoc(), a.getResultGrad(), dx,
+                               grad.getOffset());
 }
 
 /// The optimizer casts the new master to the parameter: in place of the
 /// parameter when it is whole or a shard of its own (stages 0, 3), else
 /// into a staging shard that is gathered (stages 1, 2).
-LogicalResult KernelLowering::lowerCast(nn::CastOp castOp) {
+template <>
+void KernelPattern<nn::CastOp>::lower(nn::CastOp castOp, Adaptor a,
+                                      OpBuilder &b) const {
   MemCategory category = l.isGradient(castOp.getResult())
                              ? MemCategory::Grad
                              : MemCategory::Activation;
@@ -107,224 +326,62 @@ LogicalResult KernelLowering::lowerCast(nn::CastOp castOp) {
                    ? MemCategory::Comm
                    : MemCategory::Param;
   Value dst = l.bufferFor(castOp, category);
-  zrt::CastOp::create(b, loc, buf(castOp.getInput()), dst);
-  return success();
+  zrt::CastOp::create(b, castOp.getLoc(), a.getInput(), dst);
 }
 
-LogicalResult KernelLowering::lowerAdamW(nn::AdamWOp update) {
+template <>
+void KernelPattern<nn::SumSquaresOp>::lower(nn::SumSquaresOp sum, Adaptor a,
+                                            OpBuilder &b) const {
+  Value y = out(sum);
+  zrt::SumSquaresOp::create(b, sum.getLoc(), a.getInput(), y);
+  if (std::optional<StringRef> param = sum.getParam())
+    zrt::WatchGradientOp::create(b, sum.getLoc(), y, *param);
+}
+
+template <>
+void KernelPattern<nn::ClipCoefficientOp>::lower(nn::ClipCoefficientOp clip,
+                                                 Adaptor a,
+                                                 OpBuilder &b) const {
+  Value y = out(clip);
+  zrt::ClipCoefficientOp::create(b, clip.getLoc(), a.getTotalSq(),
+                                 a.getMaxNorm(), y);
+}
+
+/// AdamW updates the master and both moments in place.
+template <>
+void KernelPattern<nn::AdamWOp>::lower(nn::AdamWOp update, Adaptor a,
+                                       OpBuilder &b) const {
   Value p = l.bufferFor(update.getNewParam(), MemCategory::Optimizer,
                         update.getParam());
   Value m = l.bufferFor(update.getNewExpAvg(), MemCategory::Optimizer,
                         update.getExpAvg());
   Value v = l.bufferFor(update.getNewExpAvgSq(), MemCategory::Optimizer,
                         update.getExpAvgSq());
-  Value scale = update.getGradScale() ? buf(update.getGradScale()) : Value();
-  zrt::AdamWOp::create(b, loc, buf(update.getParam()), buf(update.getGrad()),
-                       buf(update.getExpAvg()), buf(update.getExpAvgSq()), p,
-                       m, v, buf(update.getLr()), buf(update.getStep()),
-                       buf(update.getBeta1()), buf(update.getBeta2()),
-                       buf(update.getEps()), buf(update.getWeightDecay()),
-                       scale);
-  return success();
-}
-
-std::optional<LogicalResult> KernelLowering::lower(Operation *op) {
-  using Result = std::optional<LogicalResult>;
-  return llvm::TypeSwitch<Operation *, Result>(op)
-      .Case([&](arith::ConstantOp constant) { return lowerConstant(constant); })
-      .Case([&](nn::MatmulOp mm) {
-        Value c = out(mm);
-        zrt::MatmulOp::create(b, loc, buf(mm.getLhs()), buf(mm.getRhs()), c,
-                              mm.getTransposeLhs(), mm.getTransposeRhs());
-        return success();
-      })
-      .Case<nn::MatmulBiasOp, nn::MatmulBiasGeluOp>([&](auto linear) {
-        bool gelu = isa<nn::MatmulBiasGeluOp>(op);
-        Value pre = gelu ? out(op->getResult(0)) : Value();
-        Value c = out(linear.getResult());
-        zrt::MatmulBiasOp::create(
-            b, loc, buf(linear.getLhs()), buf(linear.getRhs()),
-            buf(linear.getBias()), c, pre, linear.getTransposeLhs(),
-            linear.getTransposeRhs(),
-            gelu ? zrt::Epilogue::BiasGelu : zrt::Epilogue::Bias);
-        return success();
-      })
-      .Case([&](nn::BiasAddOp add) {
-        Value y = out(add, add.getInput());
-        zrt::BiasAddOp::create(b, loc, buf(add.getInput()), buf(add.getBias()),
-                               y);
-        return success();
-      })
-      .Case([&](nn::SumRowsOp sum) {
-        Value y = out(sum);
-        zrt::SumRowsOp::create(b, loc, buf(sum.getInput()), y);
-        return success();
-      })
-      .Case([&](nn::AddOp add) {
-        Value y = out(add, add.getLhs());
-        zrt::AddOp::create(b, loc, buf(add.getLhs()), buf(add.getRhs()), y);
-        return success();
-      })
-      .Case([&](nn::ReluOp relu) {
-        Value y = out(relu);
-        zrt::ReluOp::create(b, loc, buf(relu.getInput()), y);
-        return success();
-      })
-      .Case([&](nn::GeluOp gelu) {
-        Value y = out(gelu);
-        zrt::GeluOp::create(b, loc, buf(gelu.getInput()), y);
-        return success();
-      })
-      .Case([&](nn::ReluGradOp grad) {
-        Value dx = out(grad, grad.getResultGrad());
-        zrt::ReluGradOp::create(b, loc, buf(grad.getInput()),
-                                buf(grad.getResultGrad()), dx);
-        return success();
-      })
-      .Case([&](nn::GeluGradOp grad) {
-        Value dx = out(grad, grad.getResultGrad());
-        zrt::GeluGradOp::create(b, loc, buf(grad.getInput()),
-                                buf(grad.getResultGrad()), dx);
-        return success();
-      })
-      .Case([&](nn::SwigluOp glu) {
-        Value y = out(glu);
-        zrt::SwigluOp::create(b, loc, buf(glu.getGate()), buf(glu.getUp()), y);
-        return success();
-      })
-      .Case([&](nn::SwigluGradOp grad) {
-        Value dGate = out(grad.getGateGrad());
-        Value dUp = out(grad.getUpGrad());
-        zrt::SwigluGradOp::create(b, loc, buf(grad.getGate()),
-                                  buf(grad.getUp()), buf(grad.getResultGrad()),
-                                  dGate, dUp);
-        return success();
-      })
-      .Case([&](nn::SoftmaxCrossEntropyOp loss) {
-        Value y = out(loss);
-        // Fused with its gradient, the loss is written there.
-        if (!fusedGradient(loss))
-          zrt::SoftmaxXentOp::create(
-              b, loc, buf(loss.getLogits()), buf(loss.getLabels()), y,
-              b.getF32FloatAttr(loss.getEffectiveDivisor()));
-        return success();
-      })
-      .Case([&](nn::SoftmaxCrossEntropyGradOp grad) {
-        Value dLogits = out(grad);
-        if (nn::SoftmaxCrossEntropyOp loss = fusedLoss(grad))
-          zrt::SoftmaxXentFusedOp::create(
-              b, loc, buf(grad.getLogits()), buf(grad.getLabels()),
-              buf(grad.getLossGrad()), buf(loss), dLogits,
-              b.getF32FloatAttr(grad.getDivisor()));
-        else
-          zrt::SoftmaxXentGradOp::create(
-              b, loc, buf(grad.getLogits()), buf(grad.getLabels()),
-              buf(grad.getLossGrad()), dLogits,
-              b.getF32FloatAttr(grad.getDivisor()));
-        return success();
-      })
-      .Case([&](nn::EmbeddingOp lookup) {
-        Value y = out(lookup);
-        zrt::EmbeddingOp::create(b, loc, buf(lookup.getIds()),
-                                 buf(lookup.getTable()), y);
-        return success();
-      })
-      .Case([&](nn::EmbeddingGradOp grad) {
-        Value dTable = out(grad);
-        zrt::EmbeddingGradOp::create(b, loc, buf(grad.getIds()),
-                                     buf(grad.getResultGrad()), dTable);
-        return success();
-      })
-      .Case([&](nn::LayerNormOp norm) {
-        Value y = out(norm);
-        zrt::LayerNormOp::create(b, loc, buf(norm.getInput()),
-                                 buf(norm.getGamma()), buf(norm.getBeta()), y,
-                                 f32(b, norm.getEpsilon()));
-        return success();
-      })
-      .Case([&](nn::LayerNormGradOp grad) {
-        Value dx = out(grad.getInputGrad());
-        Value dGamma = out(grad.getGammaGrad());
-        Value dBeta = out(grad.getBetaGrad());
-        zrt::LayerNormGradOp::create(
-            b, loc, buf(grad.getInput()), buf(grad.getGamma()),
-            buf(grad.getResultGrad()), dx, dGamma, dBeta,
-            f32(b, grad.getEpsilon()));
-        return success();
-      })
-      .Case([&](nn::RmsNormOp norm) {
-        Value y = out(norm);
-        zrt::RmsNormOp::create(b, loc, buf(norm.getInput()),
-                               buf(norm.getGamma()), y,
-                               f32(b, norm.getEpsilon()));
-        return success();
-      })
-      .Case([&](nn::RmsNormGradOp grad) {
-        Value dx = out(grad.getInputGrad());
-        Value dGamma = out(grad.getGammaGrad());
-        zrt::RmsNormGradOp::create(b, loc, buf(grad.getInput()),
-                                   buf(grad.getGamma()),
-                                   buf(grad.getResultGrad()), dx, dGamma,
-                                   f32(b, grad.getEpsilon()));
-        return success();
-      })
-      .Case([&](nn::RopeOp rope) {
-        Value y = out(rope, rope.getInput());
-        zrt::RopeOp::create(b, loc, buf(rope.getInput()), y, rope.getSeqLen(),
-                            rope.getNumHeads(), rope.getInverseFrequencies(),
-                            rope.getInverse());
-        return success();
-      })
-      .Case([&](nn::AttentionOp attn) {
-        Value y = out(attn);
-        zrt::AttentionOp::create(b, loc, buf(attn.getQuery()),
-                                 buf(attn.getKey()), buf(attn.getValue()), y,
-                                 attn.getSeqLen(), attn.getNumHeads(),
-                                 attn.getNumKvHeads());
-        return success();
-      })
-      .Case([&](nn::AttentionGradOp grad) {
-        Value dq = out(grad.getQueryGrad());
-        Value dk = out(grad.getKeyGrad());
-        Value dv = out(grad.getValueGrad());
-        zrt::AttentionGradOp::create(
-            b, loc, buf(grad.getQuery()), buf(grad.getKey()),
-            buf(grad.getValue()), buf(grad.getResultGrad()), dq, dk, dv,
-            grad.getSeqLen(), grad.getNumHeads(), grad.getNumKvHeads());
-        return success();
-      })
-      .Case([&](nn::SliceColsOp slice) {
-        Value y = out(slice);
-        zrt::SliceColsOp::create(b, loc, buf(slice.getInput()), y,
-                                 slice.getOffset());
-        return success();
-      })
-      .Case([&](nn::SliceColsGradOp grad) {
-        Value dx = out(grad);
-        zrt::SliceColsGradOp::create(b, loc, buf(grad.getResultGrad()), dx,
-                                     grad.getOffset());
-        return success();
-      })
-      .Case([&](nn::CastOp castOp) { return lowerCast(castOp); })
-      .Case([&](nn::SumSquaresOp sum) {
-        Value y = out(sum);
-        zrt::SumSquaresOp::create(b, loc, buf(sum.getInput()), y);
-        if (std::optional<StringRef> param = sum.getParam())
-          zrt::WatchGradientOp::create(b, loc, y, *param);
-        return success();
-      })
-      .Case([&](nn::ClipCoefficientOp clip) {
-        Value y = out(clip);
-        zrt::ClipCoefficientOp::create(b, loc, buf(clip.getTotalSq()),
-                                       buf(clip.getMaxNorm()), y);
-        return success();
-      })
-      .Case([&](nn::AdamWOp update) { return lowerAdamW(update); })
-      .Default([](Operation *) { return std::nullopt; });
+  zrt::AdamWOp::create(b, update.getLoc(), a.getParam(), a.getGrad(),
+                       a.getExpAvg(), a.getExpAvgSq(), p, m, v, a.getLr(),
+                       a.getStep(), a.getBeta1(), a.getBeta2(), a.getEps(),
+                       a.getWeightDecay(), a.getGradScale());
 }
 } // namespace
 
-std::optional<LogicalResult> zero::lowerKernelOp(StepLowering &lowering,
-                                                 Operation *op) {
-  return KernelLowering(lowering, op).lower(op);
+void zero::populateKernelLoweringPatterns(RewritePatternSet &patterns,
+                                          const TypeConverter &converter,
+                                          StepLowering &lowering) {
+  patterns.add<
+      KernelPattern<arith::ConstantOp>, KernelPattern<nn::MatmulOp>,
+      KernelPattern<nn::MatmulBiasOp>, KernelPattern<nn::MatmulBiasGeluOp>,
+      KernelPattern<nn::BiasAddOp>, KernelPattern<nn::SumRowsOp>,
+      KernelPattern<nn::AddOp>, KernelPattern<nn::ReluOp>,
+      KernelPattern<nn::GeluOp>, KernelPattern<nn::ReluGradOp>,
+      KernelPattern<nn::GeluGradOp>, KernelPattern<nn::SwigluOp>,
+      KernelPattern<nn::SwigluGradOp>, KernelPattern<nn::SoftmaxCrossEntropyOp>,
+      KernelPattern<nn::SoftmaxCrossEntropyGradOp>,
+      KernelPattern<nn::EmbeddingOp>, KernelPattern<nn::EmbeddingGradOp>,
+      KernelPattern<nn::LayerNormOp>, KernelPattern<nn::LayerNormGradOp>,
+      KernelPattern<nn::RmsNormOp>, KernelPattern<nn::RmsNormGradOp>,
+      KernelPattern<nn::RopeOp>, KernelPattern<nn::AttentionOp>,
+      KernelPattern<nn::AttentionGradOp>, KernelPattern<nn::SliceColsOp>,
+      KernelPattern<nn::SliceColsGradOp>, KernelPattern<nn::CastOp>,
+      KernelPattern<nn::SumSquaresOp>, KernelPattern<nn::ClipCoefficientOp>,
+      KernelPattern<nn::AdamWOp>>(converter, lowering);
 }

@@ -2,16 +2,21 @@
 //
 // Turns the tensor program into the zrt program: @zero_program_describe,
 // which declares the program and its arguments to the runtime, and
-// @zero_program_step (and @zero_program_apply under gradient accumulation),
-// in which every tensor is a buffer and every op a zrt op. This file holds
-// the buffer assignment (StepLowering.h); the ops are lowered by the
-// pattern families of LowerKernels.cpp and LowerCollectives.cpp.
+// @zero_program_step (and @zero_program_apply under gradient accumulation,
+// @zero_program_eval with validation), in which every tensor is a buffer and
+// every op a zrt op. Each function is one dialect conversion
+// (StepLowering.h): this file holds the buffer assignment, the type
+// converter and the patterns of the function itself (its signature and its
+// return); the ops are lowered by the pattern families of LowerKernels.cpp
+// and LowerCollectives.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
 #include "passes/ProgramDescription.h"
 #include "passes/StepLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 namespace zero {
 #define GEN_PASS_DEF_LOWERTORUNTIME
@@ -45,6 +50,9 @@ void StepLowering::analyse() {
     positions[&op] = index;
     for (Value operand : op.getOperands())
       lastUse[operand] = index;
+    for (Value result : op.getResults())
+      if (result.use_empty())
+        unread.insert(result);
   }
   // An asynchronous collective reads its input until its wait.
   for (Operation &op : entry)
@@ -101,11 +109,23 @@ void StepLowering::analyse() {
   }
 }
 
+StepLowering::StepLowering(func::FuncOp tensorFunc, Value lossOut)
+    : tensorFunc(tensorFunc), arguments(tensorFunc.getArguments()),
+      loss(lossOut) {
+  analyse();
+}
+
+void StepLowering::setArgumentBuffers(ValueRange argumentBuffers) {
+  for (auto [arg, buffer] :
+       llvm::zip_equal(arguments, argumentBuffers))
+    buffers[arg] = buffer;
+}
+
 Value StepLowering::typedAs(Value buffer, Value tensor) {
   MemRefType type = getBufferType(tensor.getType());
   if (buffer.getType() == type)
     return buffer;
-  return zrt::ViewOp::create(b, tensor.getLoc(), type, buffer);
+  return zrt::ViewOp::create(*b, tensor.getLoc(), type, buffer);
 }
 
 Value StepLowering::bufferFor(Value result, zrt::MemCategory category,
@@ -134,58 +154,156 @@ Value StepLowering::bufferFor(Value result, zrt::MemCategory category,
   owned.insert(result);
   categories[result] = category;
   return buffers[result] =
-             zrt::AllocOp::create(b, result.getLoc(),
+             zrt::AllocOp::create(*b, result.getLoc(),
                                   getBufferType(result.getType()), category,
                                   /*arena_offset=*/nullptr);
 }
 
-void StepLowering::freeDeadValues(Operation *op) {
-  // What dies here: this op's last operands, and the inputs of collectives
-  // whose wait this is (their last use was moved to the wait).
+void StepLowering::begin(Operation *op, OpBuilder &builder) {
+  b = &builder;
+  position = positions.lookup(op);
+}
+
+SmallVector<Value> StepLowering::finish(Operation *op) {
+  // What dies here: this op's last operands, the inputs of collectives
+  // whose wait this is (their last use was moved to the wait), and the
+  // results nothing reads.
   llvm::SmallSetVector<Value, 4> dying;
   for (Value value : deaths.lookup(position))
     dying.insert(value);
   for (Value result : op->getResults())
-    if (result.use_empty())
+    if (unread.contains(result))
       dying.insert(result);
   for (Value value : dying)
     if (owned.remove(value))
-      zrt::FreeOp::create(b, op->getLoc(), buf(value));
+      zrt::FreeOp::create(*b, op->getLoc(), buf(value));
+  SmallVector<Value> replacements;
+  for (Value result : op->getResults())
+    replacements.push_back(buf(result));
+  return replacements;
 }
 
-/// Results that update an argument go to its buffer; the one result that
-/// does not is the loss (absent from the optimizer step of gradient
-/// accumulation), copied to `lossOut`.
-void StepLowering::lowerReturn(func::ReturnOp ret, Value lossOut) {
-  for (Value value : ret.getOperands()) {
-    Value dest = destinations.lookup(value);
-    Value target = dest ? buf(dest) : lossOut;
-    if (buf(value) != target)
-      zrt::CopyOp::create(b, ret.getLoc(), buf(value), target,
-                          getByteSize(value.getType()), /*src_offset=*/0,
-                          /*dst_offset=*/0);
+StepTypeConverter::StepTypeConverter() {
+  addConversion([](Type type) { return type; });
+  addConversion(
+      [](RankedTensorType tensor) -> Type { return getBufferType(tensor); });
+  addConversion([](FutureType future) -> Type {
+    return zrt::HandleType::get(future.getContext());
+  });
+}
+
+namespace {
+/// The function: its arguments become their buffers, its results go away
+/// (they are written into the buffers of the arguments they update, and
+/// the loss into the loss buffer).
+class LowerSignature : public OpConversionPattern<func::FuncOp> {
+public:
+  LowerSignature(const TypeConverter &converter, StepLowering &lowering)
+      : OpConversionPattern(converter, lowering.getContext()), l(lowering) {}
+
+  LogicalResult
+  matchAndRewrite(func::FuncOp func, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TypeConverter::SignatureConversion signature(func.getNumArguments());
+    if (failed(getTypeConverter()->convertSignatureArgs(
+            func.getArgumentTypes(), signature)))
+      return failure();
+    Block *entry = rewriter.applySignatureConversion(
+        &func.getBody().front(), signature, getTypeConverter());
+    l.setArgumentBuffers(entry->getArguments());
+    rewriter.modifyOpInPlace(func, [&] {
+      func.setType(rewriter.getFunctionType(signature.getConvertedTypes(),
+                                            /*results=*/{}));
+    });
+    return success();
   }
-}
 
-LogicalResult StepLowering::lower(Block &bufferBody, Value lossOut) {
-  analyse();
-  for (BlockArgument arg : tensorFunc.getArguments())
-    buffers[arg] = bufferBody.getArgument(arg.getArgNumber());
-  for (Operation &op : tensorFunc.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      lowerReturn(ret, lossOut);
-    } else {
-      std::optional<LogicalResult> lowered = lowerKernelOp(*this, &op);
-      if (!lowered)
-        lowered = lowerShardingOp(*this, &op);
-      if (!lowered)
-        return op.emitOpError("cannot be lowered to the runtime: no zrt "
-                              "kernel implements it");
-      if (failed(*lowered))
-        return failure();
+private:
+  StepLowering &l;
+};
+
+/// The return: results that update an argument go to its buffer; the one
+/// result that does not is the loss (absent from the optimizer step of
+/// gradient accumulation), copied to the loss buffer.
+class LowerReturn : public OpConversionPattern<func::ReturnOp> {
+public:
+  LowerReturn(const TypeConverter &converter, StepLowering &lowering)
+      : OpConversionPattern(converter, lowering.getContext()), l(lowering) {}
+
+  LogicalResult
+  matchAndRewrite(func::ReturnOp ret, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    l.begin(ret, rewriter);
+    for (auto [value, buffer] :
+         llvm::zip_equal(ret.getOperands(), adaptor.getOperands())) {
+      Value dest = l.destinationOf(value);
+      Value target = l.buf(dest ? dest : l.lossOut());
+      if (buffer != target)
+        zrt::CopyOp::create(rewriter, ret.getLoc(), buffer, target,
+                            getByteSize(value.getType()), /*src_offset=*/0,
+                            /*dst_offset=*/0);
     }
-    freeDeadValues(&op);
-    ++position;
+    l.finish(ret);
+    rewriter.replaceOpWithNewOp<func::ReturnOp>(ret);
+    return success();
+  }
+
+private:
+  StepLowering &l;
+};
+
+/// Lowers the body of `tensorFunc`, whose last argument is the loss buffer
+/// when `withLoss`, in place: one dialect conversion of the function.
+LogicalResult lowerStepFunction(func::FuncOp tensorFunc, bool withLoss) {
+  MLIRContext *context = tensorFunc.getContext();
+  StepLowering lowering(tensorFunc,
+                        withLoss ? tensorFunc.getArguments().back() : Value());
+  StepTypeConverter converter;
+  RewritePatternSet patterns(context);
+  patterns.add<LowerSignature, LowerReturn>(converter, lowering);
+  populateKernelLoweringPatterns(patterns, converter, lowering);
+  populateShardingLoweringPatterns(patterns, converter, lowering);
+
+  // Every op must have a pattern, checked first: the conversion then cannot
+  // stop half way, and the error names the op and why.
+  DenseSet<OperationName> lowerable;
+  for (const std::unique_ptr<RewritePattern> &pattern :
+       patterns.getNativePatterns())
+    if (std::optional<OperationName> root = pattern->getRootKind())
+      lowerable.insert(*root);
+  for (Operation &op : tensorFunc.getBody().front()) {
+    if (!lowerable.contains(op.getName()))
+      return op.emitOpError("cannot be lowered to the runtime: no zrt "
+                            "kernel implements it");
+    if (failed(checkLowerable(&op)))
+      return failure();
+  }
+
+  ConversionTarget target(*context);
+  target.addLegalDialect<zrt::ZrtDialect>();
+  target.addIllegalDialect<nn::NNDialect, ZeroDialect, arith::ArithDialect>();
+  target.addDynamicallyLegalOp<func::FuncOp>([](func::FuncOp func) {
+    return func.getNumResults() == 0 &&
+           llvm::none_of(func.getArgumentTypes(), llvm::IsaPred<TensorType>);
+  });
+  target.addDynamicallyLegalOp<func::ReturnOp>(
+      [](func::ReturnOp ret) { return ret.getNumOperands() == 0; });
+  ConversionConfig config;
+  // The buffer assignment decided every op's buffers from the ops as they
+  // are; folding one away would leave a buffer nobody writes.
+  config.foldingMode = DialectConversionFoldingMode::Never;
+  return applyFullConversion(tensorFunc.getOperation(), target,
+                             std::move(patterns), config);
+}
+} // namespace
+
+LogicalResult zero::checkLowerable(Operation *op) {
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+    if (!splat || !isa<FloatType>(splat.getElementType()))
+      return constant.emitOpError(
+          "cannot be lowered to the runtime: only float splat tensor "
+          "constants are supported");
   }
   return success();
 }
@@ -212,49 +330,64 @@ struct LowerToRuntimePass
                                 "with a body";
         return signalPassFailure();
       }
-    if (failed(emitEntry(trainStep, trainStep, "zero_program_step",
-                         /*withLoss=*/true)) ||
-        failed(emitEntry(trainApply, trainStep, "zero_program_apply",
-                         /*withLoss=*/false)) ||
-        (evalStep && failed(emitEntry(evalStep, trainStep, "zero_program_eval",
+    // The empty apply function takes the step's buffers: made before the
+    // step's arguments are buffers.
+    SmallVector<Type> stepBuffers;
+    for (Type type : trainStep.getArgumentTypes())
+      stepBuffers.push_back(getBufferType(type));
+    if (failed(emitEntry(trainStep, "zero_program_step", /*withLoss=*/true)) ||
+        (trainApply ? failed(emitEntry(trainApply, "zero_program_apply",
+                                       /*withLoss=*/false))
+                    : failed(emitEmptyEntry(stepBuffers,
+                                            "zero_program_apply"))) ||
+        (evalStep && failed(emitEntry(evalStep, "zero_program_eval",
                                       /*withLoss=*/true))))
       return signalPassFailure();
-    for (func::FuncOp lowered : {trainStep, trainApply, evalStep})
-      if (lowered)
-        lowered.erase();
     // zrt.declare_program now states the world size and stage.
     if (sharding::GroupOp group = sharding::getDataParallelGroup(module))
       group.erase();
   }
 
-  /// @name(%buffers..., [%loss]) running `body`, whose arguments are the
-  /// step's; when `body` is null, an empty function of `signature`'s.
-  LogicalResult emitEntry(func::FuncOp body, func::FuncOp signature,
-                          StringRef name, bool withLoss) {
+  /// @name(%buffers..., [%loss]) running `body`, which is lowered to zrt
+  /// and then replaced.
+  LogicalResult emitEntry(func::FuncOp body, StringRef name, bool withLoss) {
+    OpBuilder b(body.getContext());
+    MemRefType lossType = MemRefType::get({}, b.getF32Type());
+    if (withLoss && failed(body.insertArgument(body.getNumArguments(),
+                                               lossType, /*argAttrs=*/{},
+                                               body.getLoc())))
+      return failure();
+    if (failed(lowerStepFunction(body, withLoss)))
+      return failure();
+    func::FuncOp entry = createEntry(name, body.getArgumentTypes(), withLoss,
+                                     body.getLoc());
+    entry.getBody().takeBody(body.getBody());
+    body.erase();
+    return success();
+  }
+
+  /// @name(%buffers...) that does nothing.
+  LogicalResult emitEmptyEntry(ArrayRef<Type> argTypes, StringRef name) {
     ModuleOp module = getOperation();
-    OpBuilder b(module.getBodyRegion());
-    b.setInsertionPointToEnd(module.getBody());
-    SmallVector<Type> argTypes;
-    for (Type type : (body ? body : signature).getArgumentTypes())
-      argTypes.push_back(getBufferType(type));
-    if (withLoss)
-      argTypes.push_back(MemRefType::get({}, b.getF32Type()));
-    Location loc = body ? body.getLoc() : module.getLoc();
+    func::FuncOp entry =
+        createEntry(name, argTypes, /*withLoss=*/false, module.getLoc());
+    OpBuilder b = OpBuilder::atBlockBegin(entry.addEntryBlock());
+    func::ReturnOp::create(b, module.getLoc());
+    return success();
+  }
+
+  /// The declaration of @name(argTypes) at the end of the module, the last
+  /// argument marked as the loss when `withLoss`.
+  func::FuncOp createEntry(StringRef name, TypeRange argTypes, bool withLoss,
+                           Location loc) {
+    ModuleOp module = getOperation();
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     auto entry =
         func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
     if (withLoss)
       entry.setArgAttr(argTypes.size() - 1, zrt::kLossAttrName,
                        b.getUnitAttr());
-    Block *block = entry.addEntryBlock();
-    b.setInsertionPointToStart(block);
-    if (body) {
-      StepLowering lowering(body, b);
-      if (failed(lowering.lower(*block, withLoss ? block->getArguments().back()
-                                                 : Value())))
-        return failure();
-    }
-    func::ReturnOp::create(b, loc);
-    return success();
+    return entry;
   }
 };
 } // namespace

@@ -327,7 +327,10 @@ def LowerToRuntime : Pass<"zero-lower-to-runtime", "::mlir::ModuleOp"> {
     producer and a `zrt.free` right after its last use (a gathered copy at
     its `zero.release`). Results marked `zero.updates` are written into their
     argument's buffer, in place when the producing op allows it.
-    `@train_apply` becomes `@zero_program_apply`.
+    `@train_apply` becomes `@zero_program_apply`. Each function is one
+    dialect conversion (tensors to memrefs, futures to `!zrt.handle`), whose
+    patterns take their result buffers from a buffer assignment computed
+    from the tensor function's liveness first.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::zero::zrt::ZrtDialect"];
