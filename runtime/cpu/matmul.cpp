@@ -1,15 +1,17 @@
 //===- matmul.cpp - zrt_matmul and zrt_matmul_bias on OpenBLAS ------------===//
 //
-// Both dtypes go through cblas_sgemm: bf16 operands are widened to float32
-// scratch and the float32 result rounded once, which is the fp32-accumulating
-// bf16 GEMM that GPUs do, at the price of (m + n) * k + m * n floats of
-// transient memory (not charged to the ledger: the compiler's memory plan
-// models tensors, not a kernel's workspace).
+// float32 goes through cblas_sgemm. bf16 is the fp32-accumulating bf16 GEMM
+// that GPUs do, the float32 result rounded once: on AMX tiles where the CPU
+// has them (cpu/amx_gemm.h), else by widening both operands to float32
+// scratch for sgemm. Either way the scratch, (m + n) * k + m * n floats at
+// most, is not charged to the ledger: the compiler's memory plan models
+// tensors, not a kernel's workspace.
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
 #include "core/epilogue.h"
+#include "cpu/amx_gemm.h"
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
 
@@ -33,6 +35,14 @@ void zrt::cpu::matmul(zrt_context *, int32_t dtype, const void *a,
           (long long)m, (long long)n, (long long)k);
   if (m == 0 || n == 0)
     return;
+  if (dtype == ZRT_BF16 && cpu::amxAvailable()) {
+    FloatOutput c32("zrt_matmul", dtype, c, m * n);
+    cpu::amxGemmBf16(static_cast<const uint16_t *>(a),
+                     static_cast<const uint16_t *>(b), c32.get(), m, n, k,
+                     transA, transB);
+    c32.commit();
+    return;
+  }
   FloatInput a32("zrt_matmul", dtype, a, m * k);
   FloatInput b32("zrt_matmul", dtype, b, k * n);
   FloatOutput c32("zrt_matmul", dtype, c, m * n);

@@ -1,0 +1,320 @@
+//===- amx_gemm.cpp - bfloat16 GEMM on Intel AMX tiles --------------------===//
+//
+// Built with -mamx-tile -mamx-bf16 (this file only); nothing here runs
+// unless amxAvailable() said so at run time.
+//
+// The tile unit multiplies a 16 x 32 bf16 tile of A by a 32 x 16 bf16 tile
+// of B into a 16 x 16 float32 tile of C (TDPBF16PS), B's tile laid out in
+// pairs of rows ("VNNI": row r holds B[2r][j], B[2r+1][j] for each j). So
+// both operands are packed first, zero-padded to whole tiles: A to rows of
+// Kp (k rounded up to 32) bf16, B to column blocks of 16, each Kp / 2 rows
+// of 16 pairs. Packing reads each operand once (O(mk + kn)) against the
+// O(mnk) of the product, and absorbs the transposes. The product keeps a
+// 32 x 32 block of C in four tiles, loading two tiles of A and two of B per
+// step of 32 along k; blocks at the right or bottom edge use fewer tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/amx_gemm.h"
+
+#include "cpu/dtype.h"
+
+#include <immintrin.h>
+
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+using namespace zrt;
+
+namespace {
+constexpr int64_t kTile = 16;   // rows of every tile; float32 columns of C
+constexpr int64_t kTileK = 32;  // bf16 elements of k per tile row
+constexpr int kTileBytes = 64;  // bytes of every tile row
+// k per pass over C: 32 rows of A and of B, 512 deep, are 32 KB each.
+constexpr int64_t kChunk = 512;
+
+// Linux's request for the AMX tile data state (arch/x86/include/uapi/asm/
+// prctl.h): without it the first tile instruction faults.
+constexpr int kArchReqXcompPerm = 0x1023;
+constexpr int kXfeatureXtiledata = 18;
+
+bool detectAmx() {
+  // Opt-in for now (ZRT_CPU_AMX=1): the end-to-end bf16 suites have not
+  // yet been run against it.
+  const char *env = std::getenv("ZRT_CPU_AMX");
+  if (!env || std::strcmp(env, "1") != 0)
+    return false;
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+    return false;
+  bool amxBf16 = edx & (1u << 22), amxTile = edx & (1u << 24);
+  if (!amxBf16 || !amxTile)
+    return false;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
+/// Every tile is 16 rows of 64 bytes: A (16 x 32 bf16), B (16 pairs of
+/// rows x 16 columns), C (16 x 16 float32).
+struct alignas(64) TileConfig {
+  uint8_t paletteId = 1;
+  uint8_t startRow = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsBytes[16] = {};
+  uint8_t rows[16] = {};
+  TileConfig() {
+    for (int t = 0; t < 8; ++t) {
+      colsBytes[t] = kTileBytes;
+      rows[t] = kTile;
+    }
+  }
+};
+
+/// GCC's tile intrinsics are asm statements that do not tell the compiler
+/// they read or write memory: without this, plain stores into memory a tile
+/// load reads (a staging tile, the packed operands) may be dropped or moved
+/// past it, and plain reads of what a tile store wrote moved before it.
+inline void memoryBarrier() { asm volatile("" ::: "memory"); }
+
+int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/// A (m x k, or stored k x m when transA) into mp x kp bf16 rows, the
+/// padding zero.
+void packA(const uint16_t *a, uint16_t *ap, int64_t m, int64_t k, int64_t mp,
+           int64_t kp, bool transA) {
+  for (int64_t i = 0; i < mp; ++i) {
+    uint16_t *row = ap + i * kp;
+    int64_t filled = i < m ? k : 0;
+    if (i < m && !transA)
+      std::memcpy(row, a + i * k, sizeof(uint16_t) * k);
+    std::memset(row + filled, 0, sizeof(uint16_t) * (kp - filled));
+  }
+  if (!transA)
+    return;
+  // a[kk][i]: blocks of 16 x 16, so that reads and writes both stay in
+  // cache lines.
+  for (int64_t k0 = 0; k0 < k; k0 += kTile)
+    for (int64_t i0 = 0; i0 < m; i0 += kTile)
+      for (int64_t kk = k0; kk < std::min(k, k0 + kTile); ++kk)
+        for (int64_t i = i0; i < std::min(m, i0 + kTile); ++i)
+          ap[i * kp + kk] = a[kk * m + i];
+}
+
+/// B (k x n, or stored n x k when transB) into column blocks of 16: block
+/// jb holds kp / 2 lines of 16 pairs (B[2r][j], B[2r + 1][j]), 64 bytes
+/// each; the padding zero.
+void packB(const uint16_t *b, uint16_t *bp, int64_t n, int64_t k, int64_t np,
+           int64_t kp, bool transB) {
+  auto element = [&](int64_t kk, int64_t j) -> uint16_t {
+    if (kk >= k || j >= n)
+      return 0;
+    return transB ? b[j * k + kk] : b[kk * n + j];
+  };
+  auto line = [&](int64_t jb, int64_t r) {
+    return bp + jb * kTile * kp + r * 2 * kTile;
+  };
+  int64_t blocks = np / kTile, pairs = kp / 2;
+  if (!transB) {
+    // Two rows of b at a time, across every block: b is read in order.
+    for (int64_t r = 0; r < pairs; ++r)
+      for (int64_t jb = 0; jb < blocks; ++jb) {
+        uint16_t *out = line(jb, r);
+        int64_t j0 = jb * kTile;
+        if (2 * r + 1 < k && j0 + kTile <= n) {
+          const uint16_t *even = b + 2 * r * n + j0, *odd = even + n;
+          for (int64_t t = 0; t < kTile; ++t) {
+            out[2 * t] = even[t];
+            out[2 * t + 1] = odd[t];
+          }
+        } else {
+          for (int64_t t = 0; t < kTile; ++t) {
+            out[2 * t] = element(2 * r, j0 + t);
+            out[2 * t + 1] = element(2 * r + 1, j0 + t);
+          }
+        }
+      }
+    return;
+  }
+  // A row of stored b holds column j's k values in order: its pairs are
+  // consecutive, and each line gathers one pair from 16 rows.
+  for (int64_t jb = 0; jb < blocks; ++jb) {
+    int64_t j0 = jb * kTile;
+    bool wholeBlock = j0 + kTile <= n;
+    for (int64_t r = 0; r < pairs; ++r) {
+      uint16_t *out = line(jb, r);
+      if (wholeBlock && 2 * r + 1 < k) {
+        const uint16_t *pair = b + j0 * k + 2 * r;
+        for (int64_t t = 0; t < kTile; ++t)
+          std::memcpy(out + 2 * t, pair + t * k, 2 * sizeof(uint16_t));
+      } else {
+        for (int64_t t = 0; t < kTile; ++t) {
+          out[2 * t] = element(2 * r, j0 + t);
+          out[2 * t + 1] = element(2 * r + 1, j0 + t);
+        }
+      }
+    }
+  }
+}
+
+/// Stores a tile of C (rows i0.., columns j0..) by `store(pointer,
+/// stride)`: straight into c when the tile lies inside it, else through a
+/// 16 x 16 staging tile. (GCC spells the tile register into the assembly,
+/// so each tile's store is its own lambda with a literal number.)
+template <typename Store>
+void storeTile(float *c, int64_t m, int64_t n, int64_t i0, int64_t j0,
+               Store store) {
+  if (i0 + kTile <= m && j0 + kTile <= n) {
+    store(c + i0 * n + j0, n * sizeof(float));
+    memoryBarrier();
+    return;
+  }
+  alignas(64) float staged[kTile * kTile];
+  store(staged, kTile * sizeof(float));
+  memoryBarrier();
+  for (int64_t i = i0; i < std::min(m, i0 + kTile); ++i)
+    for (int64_t j = j0; j < std::min(n, j0 + kTile); ++j)
+      c[i * n + j] = staged[(i - i0) * kTile + (j - j0)];
+}
+
+/// Loads a tile of C by `load(pointer, stride)`, the inverse of storeTile.
+template <typename Load>
+void loadTile(const float *c, int64_t m, int64_t n, int64_t i0, int64_t j0,
+              Load load) {
+  memoryBarrier();
+  if (i0 + kTile <= m && j0 + kTile <= n) {
+    load(c + i0 * n + j0, n * sizeof(float));
+    return;
+  }
+  alignas(64) float staged[kTile * kTile] = {};
+  for (int64_t i = i0; i < std::min(m, i0 + kTile); ++i)
+    for (int64_t j = j0; j < std::min(n, j0 + kTile); ++j)
+      staged[(i - i0) * kTile + (j - j0)] = c[i * n + j];
+  memoryBarrier();
+  load(staged, kTile * sizeof(float));
+}
+
+/// Adds the product over k in [k0, k1) into one block of C of MT x NT tiles
+/// (each 1 or 2) at tile row ib, tile column jb; C starts from zero when
+/// `first`, else from what c holds. Tiles 0-3 hold C, 4-5 A, 6-7 B.
+template <int MT, int NT>
+void multiplyBlock(const uint16_t *ap, const uint16_t *bp, float *c,
+                   int64_t m, int64_t n, int64_t kp, int64_t ib, int64_t jb,
+                   int64_t k0, int64_t k1, bool first) {
+  int64_t i0 = ib * kTile, j0 = jb * kTile;
+  if (first) {
+    _tile_zero(0);
+    if constexpr (NT == 2)
+      _tile_zero(1);
+    if constexpr (MT == 2)
+      _tile_zero(2);
+    if constexpr (MT == 2 && NT == 2)
+      _tile_zero(3);
+  } else {
+    loadTile(c, m, n, i0, j0,
+             [](const float *p, int64_t s) { _tile_loadd(0, p, s); });
+    if constexpr (NT == 2)
+      loadTile(c, m, n, i0, j0 + kTile,
+               [](const float *p, int64_t s) { _tile_loadd(1, p, s); });
+    if constexpr (MT == 2)
+      loadTile(c, m, n, i0 + kTile, j0,
+               [](const float *p, int64_t s) { _tile_loadd(2, p, s); });
+    if constexpr (MT == 2 && NT == 2)
+      loadTile(c, m, n, i0 + kTile, j0 + kTile,
+               [](const float *p, int64_t s) { _tile_loadd(3, p, s); });
+  }
+  const uint16_t *a0 = ap + i0 * kp;
+  const uint16_t *a1 = a0 + kTile * kp;
+  const uint16_t *b0 = bp + j0 * kp;
+  const uint16_t *b1 = b0 + kTile * kp;
+  const int64_t aStride = kp * sizeof(uint16_t);
+  for (int64_t kk = k0; kk < k1; kk += kTileK) {
+    _tile_loadd(4, a0 + kk, aStride);
+    _tile_loadd(6, b0 + kk * kTile, kTileBytes);
+    if constexpr (NT == 2)
+      _tile_loadd(7, b1 + kk * kTile, kTileBytes);
+    if constexpr (MT == 2)
+      _tile_loadd(5, a1 + kk, aStride);
+    _tile_dpbf16ps(0, 4, 6);
+    if constexpr (NT == 2)
+      _tile_dpbf16ps(1, 4, 7);
+    if constexpr (MT == 2)
+      _tile_dpbf16ps(2, 5, 6);
+    if constexpr (MT == 2 && NT == 2)
+      _tile_dpbf16ps(3, 5, 7);
+  }
+  storeTile(c, m, n, i0, j0,
+            [](float *p, int64_t s) { _tile_stored(0, p, s); });
+  if constexpr (NT == 2)
+    storeTile(c, m, n, i0, j0 + kTile,
+              [](float *p, int64_t s) { _tile_stored(1, p, s); });
+  if constexpr (MT == 2)
+    storeTile(c, m, n, i0 + kTile, j0,
+              [](float *p, int64_t s) { _tile_stored(2, p, s); });
+  if constexpr (MT == 2 && NT == 2)
+    storeTile(c, m, n, i0 + kTile, j0 + kTile,
+              [](float *p, int64_t s) { _tile_stored(3, p, s); });
+}
+
+/// The block of C at tile (ib, jb), as many tiles as are left (at most 2 x 2).
+void multiplyBlockAt(const uint16_t *ap, const uint16_t *bp, float *c,
+                     int64_t m, int64_t n, int64_t kp, int64_t tileRows,
+                     int64_t tileCols, int64_t ib, int64_t jb, int64_t k0,
+                     int64_t k1, bool first) {
+  bool twoRows = ib + 1 < tileRows, twoCols = jb + 1 < tileCols;
+  if (twoRows && twoCols)
+    multiplyBlock<2, 2>(ap, bp, c, m, n, kp, ib, jb, k0, k1, first);
+  else if (twoRows)
+    multiplyBlock<2, 1>(ap, bp, c, m, n, kp, ib, jb, k0, k1, first);
+  else if (twoCols)
+    multiplyBlock<1, 2>(ap, bp, c, m, n, kp, ib, jb, k0, k1, first);
+  else
+    multiplyBlock<1, 1>(ap, bp, c, m, n, kp, ib, jb, k0, k1, first);
+}
+} // namespace
+
+bool zrt::cpu::amxAvailable() {
+  static const bool available = detectAmx();
+  return available;
+}
+
+void zrt::cpu::amxGemmBf16(const uint16_t *a, const uint16_t *b, float *c,
+                           int64_t m, int64_t n, int64_t k, bool transA,
+                           bool transB) {
+  int64_t mp = roundUp(m, kTile), np = roundUp(n, kTile);
+  int64_t kp = roundUp(std::max<int64_t>(k, 1), kTileK);
+  // Scratch is leased in floats: two bf16 a float.
+  ScratchLease aLease((mp * kp + 1) / 2), bLease((np * kp + 1) / 2);
+  auto *ap = reinterpret_cast<uint16_t *>(aLease.get());
+  auto *bp = reinterpret_cast<uint16_t *>(bLease.get());
+  packA(a, ap, m, k, mp, kp, transA);
+  packB(b, bp, n, k, np, kp, transB);
+
+  TileConfig config;
+  memoryBarrier();
+  _tile_loadconfig(&config);
+  int64_t tileRows = mp / kTile, tileCols = np / kTile;
+  // k in chunks, so that a chunk's packed rows of A and columns of B stay in
+  // L2 while they are reused; the operand with fewer rows (of C) is the one
+  // kept across the inner loop.
+  for (int64_t k0 = 0; k0 < kp; k0 += kChunk) {
+    int64_t k1 = std::min(kp, k0 + kChunk);
+    bool first = k0 == 0;
+    if (np <= mp) {
+      for (int64_t ib = 0; ib < tileRows; ib += 2)
+        for (int64_t jb = 0; jb < tileCols; jb += 2)
+          multiplyBlockAt(ap, bp, c, m, n, kp, tileRows, tileCols, ib, jb, k0,
+                          k1, first);
+    } else {
+      for (int64_t jb = 0; jb < tileCols; jb += 2)
+        for (int64_t ib = 0; ib < tileRows; ib += 2)
+          multiplyBlockAt(ap, bp, c, m, n, kp, tileRows, tileCols, ib, jb, k0,
+                          k1, first);
+    }
+  }
+  _tile_release();
+  memoryBarrier();
+}

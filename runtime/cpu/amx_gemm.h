@@ -1,0 +1,32 @@
+//===- amx_gemm.h - bfloat16 GEMM on Intel AMX tiles ------------*- C++ -*-===//
+//
+// The bf16 GEMM of zrt_matmul on CPUs with AMX-BF16 (Sapphire Rapids and
+// later): bf16 products summed in float32 by the tile unit's TDPBF16PS,
+// about eight times the float32 FMA rate of AVX-512, instead of widening
+// both operands and calling sgemm. PyTorch's oneDNN takes the same path for
+// bf16 on these CPUs. Opt-in with ZRT_CPU_AMX=1; elsewhere (no AMX, the
+// kernel refuses the tile state, or no opt-in) zrt_matmul keeps the
+// widening path.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZRT_CPU_AMX_GEMM_H
+#define ZRT_CPU_AMX_GEMM_H
+
+#include <cstdint>
+
+namespace zrt::cpu {
+
+/// True when this CPU has AMX-BF16, Linux granted the process the tile
+/// state, and ZRT_CPU_AMX is 1. Decided once per process.
+bool amxAvailable();
+
+/// c (m x n, float32, row-major) = op(a) * op(b) for bf16 a and b stored
+/// row-major: a is m x k (k x m when `transA`), b is k x n (n x k when
+/// `transB`). Each c element is a float32 sum of exact bf16 products.
+/// Requires amxAvailable().
+void amxGemmBf16(const uint16_t *a, const uint16_t *b, float *c, int64_t m,
+                 int64_t n, int64_t k, bool transA, bool transB);
+
+} // namespace zrt::cpu
+
+#endif // ZRT_CPU_AMX_GEMM_H
