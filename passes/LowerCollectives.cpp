@@ -60,17 +60,6 @@ StringAttr labelOf(Operation *collective) {
                        : StringAttr::get(collective->getContext(), label);
 }
 
-/// One zero op to zrt: `lower` is specialised below for each op.
-template <typename SourceOp>
-class ShardingPattern : public StepPattern<SourceOp> {
-public:
-  using StepPattern<SourceOp>::StepPattern;
-  using Adaptor = typename SourceOp::Adaptor;
-
-protected:
-  void lower(SourceOp op, Adaptor a, OpBuilder &b) const override;
-};
-
 /// A zero.*_start: the buffer of its wait's result, and the started zrt
 /// collective, whose handle replaces the future.
 template <typename ZrtStartOp, typename StartOp>
@@ -85,56 +74,60 @@ void lowerStart(StepLowering &l, StartOp start, Value input, OpBuilder &b,
                                  input, out, /*staging_offset=*/nullptr,
                                  labelOf(start)));
 }
+} // namespace
+
+// The lowering of each op: its StepPattern's lower().
+namespace zero {
 
 template <>
-void ShardingPattern<AllGatherOp>::lower(AllGatherOp gather, Adaptor a,
-                                         OpBuilder &b) const {
+void StepPattern<AllGatherOp>::lower(AllGatherOp gather, Adaptor a,
+                                     OpBuilder &b) const {
   Value full = l.bufferFor(gather, MemCategory::Comm);
   zrt::AllGatherOp::create(b, gather.getLoc(), a.getInput(), full,
                            /*staging_offset=*/nullptr, labelOf(gather));
 }
 
 template <>
-void ShardingPattern<ReduceScatterOp>::lower(ReduceScatterOp scatter,
-                                             Adaptor a, OpBuilder &b) const {
+void StepPattern<ReduceScatterOp>::lower(ReduceScatterOp scatter,
+                                         Adaptor a, OpBuilder &b) const {
   Value shard = l.bufferFor(scatter, MemCategory::Grad);
   zrt::ReduceScatterOp::create(b, scatter.getLoc(), a.getInput(), shard,
                                /*staging_offset=*/nullptr, labelOf(scatter));
 }
 
 template <>
-void ShardingPattern<AllReduceOp>::lower(AllReduceOp reduce, Adaptor a,
-                                         OpBuilder &b) const {
+void StepPattern<AllReduceOp>::lower(AllReduceOp reduce, Adaptor a,
+                                     OpBuilder &b) const {
   Value y = l.result(reduce, reduce.getInput());
   zrt::AllReduceOp::create(b, reduce.getLoc(), a.getInput(), y,
                            /*staging_offset=*/nullptr, labelOf(reduce));
 }
 
 template <>
-void ShardingPattern<LocalShardOp>::lower(LocalShardOp slice, Adaptor a,
-                                          OpBuilder &b) const {
+void StepPattern<LocalShardOp>::lower(LocalShardOp slice, Adaptor a,
+                                      OpBuilder &b) const {
   Value shard = l.bufferFor(slice, MemCategory::Optimizer);
   zrt::ShardSliceOp::create(b, slice.getLoc(), a.getInput(), shard);
 }
 
 template <>
-void ShardingPattern<AllGatherStartOp>::lower(AllGatherStartOp start,
-                                              Adaptor a, OpBuilder &b) const {
+void StepPattern<AllGatherStartOp>::lower(AllGatherStartOp start,
+                                          Adaptor a, OpBuilder &b) const {
   lowerStart<zrt::AllGatherStartOp>(l, start, a.getInput(), b,
                                     MemCategory::Comm);
 }
 
 template <>
-void ShardingPattern<ReduceScatterStartOp>::lower(ReduceScatterStartOp start,
-                                                  Adaptor a,
-                                                  OpBuilder &b) const {
+void StepPattern<ReduceScatterStartOp>::lower(ReduceScatterStartOp start,
+                                              Adaptor a,
+                                              OpBuilder &b) const {
   lowerStart<zrt::ReduceScatterStartOp>(l, start, a.getInput(), b,
                                         MemCategory::Grad);
 }
 
 template <>
-void ShardingPattern<AllReduceStartOp>::lower(AllReduceStartOp start,
-                                              Adaptor a, OpBuilder &b) const {
+void StepPattern<AllReduceStartOp>::lower(AllReduceStartOp start,
+                                          Adaptor a, OpBuilder &b) const {
   bool gradient = l.isGradient(start.getWait().getResult());
   lowerStart<zrt::AllReduceStartOp>(
       l, start, a.getInput(), b,
@@ -144,20 +137,20 @@ void ShardingPattern<AllReduceStartOp>::lower(AllReduceStartOp start,
 
 /// The result of a wait is the buffer its start wrote (lowerStart).
 template <>
-void ShardingPattern<WaitOp>::lower(WaitOp wait, Adaptor a,
-                                    OpBuilder &b) const {
+void StepPattern<WaitOp>::lower(WaitOp wait, Adaptor a,
+                                OpBuilder &b) const {
   zrt::WaitOp::create(b, wait.getLoc(), a.getFuture());
 }
 
 /// Nothing to do: its operand dies here, and the buffer assignment frees it.
 template <>
-void ShardingPattern<ReleaseOp>::lower(ReleaseOp, Adaptor, OpBuilder &) const {
+void StepPattern<ReleaseOp>::lower(ReleaseOp, Adaptor, OpBuilder &) const {
 }
 
 /// A packed bucket is communication staging.
 template <>
-void ShardingPattern<PackOp>::lower(PackOp pack, Adaptor a,
-                                    OpBuilder &b) const {
+void StepPattern<PackOp>::lower(PackOp pack, Adaptor a,
+                                OpBuilder &b) const {
   Value flat = l.bufferFor(pack.getResult(), MemCategory::Comm);
   copyChunks(b, pack.getLoc(), pack.getResult(), flat, pack.getInputs(),
              a.getInputs(), pack.getChunks(), /*intoFlat=*/true);
@@ -166,8 +159,8 @@ void ShardingPattern<PackOp>::lower(PackOp pack, Adaptor a,
 /// Unpacked, a gathered unit is gathered copies and a reduced bucket this
 /// rank's gradient shards.
 template <>
-void ShardingPattern<UnpackOp>::lower(UnpackOp unpack, Adaptor a,
-                                      OpBuilder &b) const {
+void StepPattern<UnpackOp>::lower(UnpackOp unpack, Adaptor a,
+                                  OpBuilder &b) const {
   Value gathered = unpack.getInput();
   if (auto wait = gathered.getDefiningOp<WaitOp>())
     gathered = wait.getFuture();
@@ -181,16 +174,16 @@ void ShardingPattern<UnpackOp>::lower(UnpackOp unpack, Adaptor a,
              unpack.getResults(), members, unpack.getChunks(),
              /*intoFlat=*/false);
 }
-} // namespace
+} // namespace zero
 
 void zero::populateShardingLoweringPatterns(RewritePatternSet &patterns,
                                             const TypeConverter &converter,
                                             StepLowering &lowering) {
-  patterns.add<ShardingPattern<AllGatherOp>, ShardingPattern<ReduceScatterOp>,
-               ShardingPattern<AllReduceOp>, ShardingPattern<LocalShardOp>,
-               ShardingPattern<AllGatherStartOp>,
-               ShardingPattern<ReduceScatterStartOp>,
-               ShardingPattern<AllReduceStartOp>, ShardingPattern<WaitOp>,
-               ShardingPattern<ReleaseOp>, ShardingPattern<PackOp>,
-               ShardingPattern<UnpackOp>>(converter, lowering);
+  patterns.add<StepPattern<AllGatherOp>, StepPattern<ReduceScatterOp>,
+               StepPattern<AllReduceOp>, StepPattern<LocalShardOp>,
+               StepPattern<AllGatherStartOp>,
+               StepPattern<ReduceScatterStartOp>,
+               StepPattern<AllReduceStartOp>, StepPattern<WaitOp>,
+               StepPattern<ReleaseOp>, StepPattern<PackOp>,
+               StepPattern<UnpackOp>>(converter, lowering);
 }

@@ -17,25 +17,9 @@ using namespace zero;
 namespace {
 using MemCategory = zrt::MemCategory;
 
-/// One nn op (or a tensor constant) to its zrt kernel: `lower` is
-/// specialised below for each op.
-template <typename SourceOp>
-class KernelPattern : public StepPattern<SourceOp> {
-public:
-  using StepPattern<SourceOp>::StepPattern;
-  using Adaptor = typename SourceOp::Adaptor;
-
-protected:
-  void lower(SourceOp op, Adaptor a, OpBuilder &b) const override;
-
-  /// The buffer of a result (StepLowering::result).
-  Value out(Value tensor, Value inPlace = nullptr) const {
-    return this->l.result(tensor, inPlace);
-  }
-  static FloatAttr f32(OpBuilder &b, const APFloat &value) {
-    return b.getF32FloatAttr(value.convertToFloat());
-  }
-};
+FloatAttr f32(OpBuilder &b, const APFloat &value) {
+  return b.getF32FloatAttr(value.convertToFloat());
+}
 
 /// The gradient `loss` is computed together with (zrt.softmax_xent_fused,
 /// at the gradient's place): the nn.softmax_cross_entropy_grad of the same
@@ -70,25 +54,6 @@ nn::SoftmaxCrossEntropyOp fusedLoss(const StepLowering &l,
   return {};
 }
 
-/// A float splat (checkLowerable refused every other constant).
-template <>
-void KernelPattern<arith::ConstantOp>::lower(arith::ConstantOp constant,
-                                             Adaptor, OpBuilder &b) const {
-  auto splat = cast<SplatElementsAttr>(constant.getValue());
-  Value dst = out(constant);
-  zrt::FillOp::create(
-      b, constant.getLoc(), dst,
-      b.getF32FloatAttr(splat.getSplatValue<APFloat>().convertToDouble()));
-}
-
-template <>
-void KernelPattern<nn::MatmulOp>::lower(nn::MatmulOp mm, Adaptor a,
-                                        OpBuilder &b) const {
-  Value c = out(mm);
-  zrt::MatmulOp::create(b, mm.getLoc(), a.getLhs(), a.getRhs(), c,
-                        mm.getTransposeLhs(), mm.getTransposeRhs());
-}
-
 /// nn.matmul_bias and nn.matmul_bias_gelu: one GEMM with its epilogue; the
 /// GELU form also keeps the pre-activation for the backward.
 template <typename LinearOp>
@@ -103,81 +68,104 @@ void lowerLinear(StepLowering &l, LinearOp linear,
       linear.getTransposeLhs(), linear.getTransposeRhs(),
       gelu ? zrt::Epilogue::BiasGelu : zrt::Epilogue::Bias);
 }
+} // namespace
+
+// The lowering of each op: its StepPattern's lower().
+namespace zero {
+
+/// A float splat (checkLowerable refused every other constant).
+template <>
+void StepPattern<arith::ConstantOp>::lower(arith::ConstantOp constant,
+                                           Adaptor, OpBuilder &b) const {
+  auto splat = cast<SplatElementsAttr>(constant.getValue());
+  Value dst = out(constant);
+  zrt::FillOp::create(
+      b, constant.getLoc(), dst,
+      b.getF32FloatAttr(splat.getSplatValue<APFloat>().convertToDouble()));
+}
 
 template <>
-void KernelPattern<nn::MatmulBiasOp>::lower(nn::MatmulBiasOp linear, Adaptor a,
-                                            OpBuilder &b) const {
+void StepPattern<nn::MatmulOp>::lower(nn::MatmulOp mm, Adaptor a,
+                                      OpBuilder &b) const {
+  Value c = out(mm);
+  zrt::MatmulOp::create(b, mm.getLoc(), a.getLhs(), a.getRhs(), c,
+                        mm.getTransposeLhs(), mm.getTransposeRhs());
+}
+
+template <>
+void StepPattern<nn::MatmulBiasOp>::lower(nn::MatmulBiasOp linear, Adaptor a,
+                                          OpBuilder &b) const {
   lowerLinear(l, linear, a, b);
 }
 
 template <>
-void KernelPattern<nn::MatmulBiasGeluOp>::lower(nn::MatmulBiasGeluOp linear,
-                                                Adaptor a,
-                                                OpBuilder &b) const {
+void StepPattern<nn::MatmulBiasGeluOp>::lower(nn::MatmulBiasGeluOp linear,
+                                              Adaptor a,
+                                              OpBuilder &b) const {
   lowerLinear(l, linear, a, b);
 }
 
 template <>
-void KernelPattern<nn::BiasAddOp>::lower(nn::BiasAddOp add, Adaptor a,
-                                         OpBuilder &b) const {
+void StepPattern<nn::BiasAddOp>::lower(nn::BiasAddOp add, Adaptor a,
+                                       OpBuilder &b) const {
   Value y = out(add, add.getInput());
   zrt::BiasAddOp::create(b, add.getLoc(), a.getInput(), a.getBias(), y);
 }
 
 template <>
-void KernelPattern<nn::SumRowsOp>::lower(nn::SumRowsOp sum, Adaptor a,
-                                         OpBuilder &b) const {
+void StepPattern<nn::SumRowsOp>::lower(nn::SumRowsOp sum, Adaptor a,
+                                       OpBuilder &b) const {
   Value y = out(sum);
   zrt::SumRowsOp::create(b, sum.getLoc(), a.getInput(), y);
 }
 
 template <>
-void KernelPattern<nn::AddOp>::lower(nn::AddOp add, Adaptor a,
-                                     OpBuilder &b) const {
+void StepPattern<nn::AddOp>::lower(nn::AddOp add, Adaptor a,
+                                   OpBuilder &b) const {
   Value y = out(add, add.getLhs());
   zrt::AddOp::create(b, add.getLoc(), a.getLhs(), a.getRhs(), y);
 }
 
 template <>
-void KernelPattern<nn::ReluOp>::lower(nn::ReluOp relu, Adaptor a,
-                                      OpBuilder &b) const {
+void StepPattern<nn::ReluOp>::lower(nn::ReluOp relu, Adaptor a,
+                                    OpBuilder &b) const {
   Value y = out(relu);
   zrt::ReluOp::create(b, relu.getLoc(), a.getInput(), y);
 }
 
 template <>
-void KernelPattern<nn::GeluOp>::lower(nn::GeluOp gelu, Adaptor a,
-                                      OpBuilder &b) const {
+void StepPattern<nn::GeluOp>::lower(nn::GeluOp gelu, Adaptor a,
+                                    OpBuilder &b) const {
   Value y = out(gelu);
   zrt::GeluOp::create(b, gelu.getLoc(), a.getInput(), y);
 }
 
 template <>
-void KernelPattern<nn::ReluGradOp>::lower(nn::ReluGradOp grad, Adaptor a,
-                                          OpBuilder &b) const {
+void StepPattern<nn::ReluGradOp>::lower(nn::ReluGradOp grad, Adaptor a,
+                                        OpBuilder &b) const {
   Value dx = out(grad, grad.getResultGrad());
   zrt::ReluGradOp::create(b, grad.getLoc(), a.getInput(), a.getResultGrad(),
                           dx);
 }
 
 template <>
-void KernelPattern<nn::GeluGradOp>::lower(nn::GeluGradOp grad, Adaptor a,
-                                          OpBuilder &b) const {
+void StepPattern<nn::GeluGradOp>::lower(nn::GeluGradOp grad, Adaptor a,
+                                        OpBuilder &b) const {
   Value dx = out(grad, grad.getResultGrad());
   zrt::GeluGradOp::create(b, grad.getLoc(), a.getInput(), a.getResultGrad(),
                           dx);
 }
 
 template <>
-void KernelPattern<nn::SwigluOp>::lower(nn::SwigluOp glu, Adaptor a,
-                                        OpBuilder &b) const {
+void StepPattern<nn::SwigluOp>::lower(nn::SwigluOp glu, Adaptor a,
+                                      OpBuilder &b) const {
   Value y = out(glu);
   zrt::SwigluOp::create(b, glu.getLoc(), a.getGate(), a.getUp(), y);
 }
 
 template <>
-void KernelPattern<nn::SwigluGradOp>::lower(nn::SwigluGradOp grad, Adaptor a,
-                                            OpBuilder &b) const {
+void StepPattern<nn::SwigluGradOp>::lower(nn::SwigluGradOp grad, Adaptor a,
+                                          OpBuilder &b) const {
   Value dGate = out(grad.getGateGrad());
   Value dUp = out(grad.getUpGrad());
   zrt::SwigluGradOp::create(b, grad.getLoc(), a.getGate(), a.getUp(),
@@ -185,7 +173,7 @@ void KernelPattern<nn::SwigluGradOp>::lower(nn::SwigluGradOp grad, Adaptor a,
 }
 
 template <>
-void KernelPattern<nn::SoftmaxCrossEntropyOp>::lower(
+void StepPattern<nn::SoftmaxCrossEntropyOp>::lower(
     nn::SoftmaxCrossEntropyOp loss, Adaptor a, OpBuilder &b) const {
   Value y = out(loss);
   // Fused with its gradient, the loss is written there.
@@ -196,7 +184,7 @@ void KernelPattern<nn::SoftmaxCrossEntropyOp>::lower(
 }
 
 template <>
-void KernelPattern<nn::SoftmaxCrossEntropyGradOp>::lower(
+void StepPattern<nn::SoftmaxCrossEntropyGradOp>::lower(
     nn::SoftmaxCrossEntropyGradOp grad, Adaptor a, OpBuilder &b) const {
   Value dLogits = out(grad);
   FloatAttr divisor = b.getF32FloatAttr(grad.getDivisor());
@@ -211,31 +199,31 @@ void KernelPattern<nn::SoftmaxCrossEntropyGradOp>::lower(
 }
 
 template <>
-void KernelPattern<nn::EmbeddingOp>::lower(nn::EmbeddingOp lookup, Adaptor a,
-                                           OpBuilder &b) const {
+void StepPattern<nn::EmbeddingOp>::lower(nn::EmbeddingOp lookup, Adaptor a,
+                                         OpBuilder &b) const {
   Value y = out(lookup);
   zrt::EmbeddingOp::create(b, lookup.getLoc(), a.getIds(), a.getTable(), y);
 }
 
 template <>
-void KernelPattern<nn::EmbeddingGradOp>::lower(nn::EmbeddingGradOp grad,
-                                               Adaptor a, OpBuilder &b) const {
+void StepPattern<nn::EmbeddingGradOp>::lower(nn::EmbeddingGradOp grad,
+                                             Adaptor a, OpBuilder &b) const {
   Value dTable = out(grad);
   zrt::EmbeddingGradOp::create(b, grad.getLoc(), a.getIds(), a.getResultGrad(),
                                dTable);
 }
 
 template <>
-void KernelPattern<nn::LayerNormOp>::lower(nn::LayerNormOp norm, Adaptor a,
-                                           OpBuilder &b) const {
+void StepPattern<nn::LayerNormOp>::lower(nn::LayerNormOp norm, Adaptor a,
+                                         OpBuilder &b) const {
   Value y = out(norm);
   zrt::LayerNormOp::create(b, norm.getLoc(), a.getInput(), a.getGamma(),
                            a.getBeta(), y, f32(b, norm.getEpsilon()));
 }
 
 template <>
-void KernelPattern<nn::LayerNormGradOp>::lower(nn::LayerNormGradOp grad,
-                                               Adaptor a, OpBuilder &b) const {
+void StepPattern<nn::LayerNormGradOp>::lower(nn::LayerNormGradOp grad,
+                                             Adaptor a, OpBuilder &b) const {
   Value dx = out(grad.getInputGrad());
   Value dGamma = out(grad.getGammaGrad());
   Value dBeta = out(grad.getBetaGrad());
@@ -245,16 +233,16 @@ void KernelPattern<nn::LayerNormGradOp>::lower(nn::LayerNormGradOp grad,
 }
 
 template <>
-void KernelPattern<nn::RmsNormOp>::lower(nn::RmsNormOp norm, Adaptor a,
-                                         OpBuilder &b) const {
+void StepPattern<nn::RmsNormOp>::lower(nn::RmsNormOp norm, Adaptor a,
+                                       OpBuilder &b) const {
   Value y = out(norm);
   zrt::RmsNormOp::create(b, norm.getLoc(), a.getInput(), a.getGamma(), y,
                          f32(b, norm.getEpsilon()));
 }
 
 template <>
-void KernelPattern<nn::RmsNormGradOp>::lower(nn::RmsNormGradOp grad,
-                                             Adaptor a, OpBuilder &b) const {
+void StepPattern<nn::RmsNormGradOp>::lower(nn::RmsNormGradOp grad,
+                                           Adaptor a, OpBuilder &b) const {
   Value dx = out(grad.getInputGrad());
   Value dGamma = out(grad.getGammaGrad());
   zrt::RmsNormGradOp::create(b, grad.getLoc(), a.getInput(), a.getGamma(),
@@ -263,8 +251,8 @@ void KernelPattern<nn::RmsNormGradOp>::lower(nn::RmsNormGradOp grad,
 }
 
 template <>
-void KernelPattern<nn::RopeOp>::lower(nn::RopeOp rope, Adaptor a,
-                                      OpBuilder &b) const {
+void StepPattern<nn::RopeOp>::lower(nn::RopeOp rope, Adaptor a,
+                                    OpBuilder &b) const {
   Value y = out(rope, rope.getInput());
   zrt::RopeOp::create(b, rope.getLoc(), a.getInput(), y, rope.getSeqLen(),
                       rope.getNumHeads(), rope.getInverseFrequencies(),
@@ -272,8 +260,8 @@ void KernelPattern<nn::RopeOp>::lower(nn::RopeOp rope, Adaptor a,
 }
 
 template <>
-void KernelPattern<nn::AttentionOp>::lower(nn::AttentionOp attn, Adaptor a,
-                                           OpBuilder &b) const {
+void StepPattern<nn::AttentionOp>::lower(nn::AttentionOp attn, Adaptor a,
+                                         OpBuilder &b) const {
   Value y = out(attn);
   zrt::AttentionOp::create(b, attn.getLoc(), a.getQuery(), a.getKey(),
                            a.getValue(), y, attn.getSeqLen(),
@@ -281,8 +269,8 @@ void KernelPattern<nn::AttentionOp>::lower(nn::AttentionOp attn, Adaptor a,
 }
 
 template <>
-void KernelPattern<nn::AttentionGradOp>::lower(nn::AttentionGradOp grad,
-                                               Adaptor a, OpBuilder &b) const {
+void StepPattern<nn::AttentionGradOp>::lower(nn::AttentionGradOp grad,
+                                             Adaptor a, OpBuilder &b) const {
   Value dq = out(grad.getQueryGrad());
   Value dk = out(grad.getKeyGrad());
   Value dv = out(grad.getValueGrad());
@@ -293,16 +281,16 @@ void KernelPattern<nn::AttentionGradOp>::lower(nn::AttentionGradOp grad,
 }
 
 template <>
-void KernelPattern<nn::SliceColsOp>::lower(nn::SliceColsOp slice, Adaptor a,
-                                           OpBuilder &b) const {
+void StepPattern<nn::SliceColsOp>::lower(nn::SliceColsOp slice, Adaptor a,
+                                         OpBuilder &b) const {
   Value y = out(slice);
   zrt::SliceColsOp::create(b, slice.getLoc(), a.getInput(), y,
                            slice.getOffset());
 }
 
 template <>
-void KernelPattern<nn::SliceColsGradOp>::lower(nn::SliceColsGradOp grad,
-                                               Adaptor a, OpBuilder &b) const {
+void StepPattern<nn::SliceColsGradOp>::lower(nn::SliceColsGradOp grad,
+                                             Adaptor a, OpBuilder &b) const {
   Value dx = out(grad);
   zrt::SliceColsGradOp::create(b, grad.getLoc(), a.getResultGrad(), dx,
                                grad.getOffset());
@@ -312,8 +300,8 @@ void KernelPattern<nn::SliceColsGradOp>::lower(nn::SliceColsGradOp grad,
 /// parameter when it is whole or a shard of its own (stages 0, 3), else
 /// into a staging shard that is gathered (stages 1, 2).
 template <>
-void KernelPattern<nn::CastOp>::lower(nn::CastOp castOp, Adaptor a,
-                                      OpBuilder &b) const {
+void StepPattern<nn::CastOp>::lower(nn::CastOp castOp, Adaptor a,
+                                    OpBuilder &b) const {
   MemCategory category = l.isGradient(castOp.getResult())
                              ? MemCategory::Grad
                              : MemCategory::Activation;
@@ -330,8 +318,8 @@ void KernelPattern<nn::CastOp>::lower(nn::CastOp castOp, Adaptor a,
 }
 
 template <>
-void KernelPattern<nn::SumSquaresOp>::lower(nn::SumSquaresOp sum, Adaptor a,
-                                            OpBuilder &b) const {
+void StepPattern<nn::SumSquaresOp>::lower(nn::SumSquaresOp sum, Adaptor a,
+                                          OpBuilder &b) const {
   Value y = out(sum);
   zrt::SumSquaresOp::create(b, sum.getLoc(), a.getInput(), y);
   if (std::optional<StringRef> param = sum.getParam())
@@ -339,9 +327,9 @@ void KernelPattern<nn::SumSquaresOp>::lower(nn::SumSquaresOp sum, Adaptor a,
 }
 
 template <>
-void KernelPattern<nn::ClipCoefficientOp>::lower(nn::ClipCoefficientOp clip,
-                                                 Adaptor a,
-                                                 OpBuilder &b) const {
+void StepPattern<nn::ClipCoefficientOp>::lower(nn::ClipCoefficientOp clip,
+                                               Adaptor a,
+                                               OpBuilder &b) const {
   Value y = out(clip);
   zrt::ClipCoefficientOp::create(b, clip.getLoc(), a.getTotalSq(),
                                  a.getMaxNorm(), y);
@@ -349,8 +337,8 @@ void KernelPattern<nn::ClipCoefficientOp>::lower(nn::ClipCoefficientOp clip,
 
 /// AdamW updates the master and both moments in place.
 template <>
-void KernelPattern<nn::AdamWOp>::lower(nn::AdamWOp update, Adaptor a,
-                                       OpBuilder &b) const {
+void StepPattern<nn::AdamWOp>::lower(nn::AdamWOp update, Adaptor a,
+                                     OpBuilder &b) const {
   Value p = l.bufferFor(update.getNewParam(), MemCategory::Optimizer,
                         update.getParam());
   Value m = l.bufferFor(update.getNewExpAvg(), MemCategory::Optimizer,
@@ -362,26 +350,26 @@ void KernelPattern<nn::AdamWOp>::lower(nn::AdamWOp update, Adaptor a,
                        a.getStep(), a.getBeta1(), a.getBeta2(), a.getEps(),
                        a.getWeightDecay(), a.getGradScale());
 }
-} // namespace
+} // namespace zero
 
 void zero::populateKernelLoweringPatterns(RewritePatternSet &patterns,
                                           const TypeConverter &converter,
                                           StepLowering &lowering) {
   patterns.add<
-      KernelPattern<arith::ConstantOp>, KernelPattern<nn::MatmulOp>,
-      KernelPattern<nn::MatmulBiasOp>, KernelPattern<nn::MatmulBiasGeluOp>,
-      KernelPattern<nn::BiasAddOp>, KernelPattern<nn::SumRowsOp>,
-      KernelPattern<nn::AddOp>, KernelPattern<nn::ReluOp>,
-      KernelPattern<nn::GeluOp>, KernelPattern<nn::ReluGradOp>,
-      KernelPattern<nn::GeluGradOp>, KernelPattern<nn::SwigluOp>,
-      KernelPattern<nn::SwigluGradOp>, KernelPattern<nn::SoftmaxCrossEntropyOp>,
-      KernelPattern<nn::SoftmaxCrossEntropyGradOp>,
-      KernelPattern<nn::EmbeddingOp>, KernelPattern<nn::EmbeddingGradOp>,
-      KernelPattern<nn::LayerNormOp>, KernelPattern<nn::LayerNormGradOp>,
-      KernelPattern<nn::RmsNormOp>, KernelPattern<nn::RmsNormGradOp>,
-      KernelPattern<nn::RopeOp>, KernelPattern<nn::AttentionOp>,
-      KernelPattern<nn::AttentionGradOp>, KernelPattern<nn::SliceColsOp>,
-      KernelPattern<nn::SliceColsGradOp>, KernelPattern<nn::CastOp>,
-      KernelPattern<nn::SumSquaresOp>, KernelPattern<nn::ClipCoefficientOp>,
-      KernelPattern<nn::AdamWOp>>(converter, lowering);
+      StepPattern<arith::ConstantOp>, StepPattern<nn::MatmulOp>,
+      StepPattern<nn::MatmulBiasOp>, StepPattern<nn::MatmulBiasGeluOp>,
+      StepPattern<nn::BiasAddOp>, StepPattern<nn::SumRowsOp>,
+      StepPattern<nn::AddOp>, StepPattern<nn::ReluOp>,
+      StepPattern<nn::GeluOp>, StepPattern<nn::ReluGradOp>,
+      StepPattern<nn::GeluGradOp>, StepPattern<nn::SwigluOp>,
+      StepPattern<nn::SwigluGradOp>, StepPattern<nn::SoftmaxCrossEntropyOp>,
+      StepPattern<nn::SoftmaxCrossEntropyGradOp>,
+      StepPattern<nn::EmbeddingOp>, StepPattern<nn::EmbeddingGradOp>,
+      StepPattern<nn::LayerNormOp>, StepPattern<nn::LayerNormGradOp>,
+      StepPattern<nn::RmsNormOp>, StepPattern<nn::RmsNormGradOp>,
+      StepPattern<nn::RopeOp>, StepPattern<nn::AttentionOp>,
+      StepPattern<nn::AttentionGradOp>, StepPattern<nn::SliceColsOp>,
+      StepPattern<nn::SliceColsGradOp>, StepPattern<nn::CastOp>,
+      StepPattern<nn::SumSquaresOp>, StepPattern<nn::ClipCoefficientOp>,
+      StepPattern<nn::AdamWOp>>(converter, lowering);
 }

@@ -140,9 +140,9 @@ void populateShardingLoweringPatterns(mlir::RewritePatternSet &patterns,
                                       const mlir::TypeConverter &converter,
                                       StepLowering &lowering);
 
-/// The base of every pattern of the step: brackets the zrt ops that
-/// `lower` creates by the buffer assignment's begin and finish, and
-/// replaces the op by its results' buffers.
+/// The pattern of every op of the step: brackets the zrt ops that `lower`
+/// creates by the buffer assignment's begin and finish, and replaces the op
+/// by its results' buffers.
 template <typename SourceOp>
 class StepPattern : public mlir::OpConversionPattern<SourceOp> {
 public:
@@ -164,11 +164,17 @@ public:
     return mlir::success();
   }
 
-protected:
+private:
   /// Creates the zrt ops of `op` at `b`, choosing its results' buffers
-  /// through the buffer assignment.
-  virtual void lower(SourceOp op, Adaptor adaptor,
-                     mlir::OpBuilder &b) const = 0;
+  /// through the buffer assignment: specialised for each op by its pattern
+  /// family (LowerKernels.cpp, LowerCollectives.cpp).
+  void lower(SourceOp op, Adaptor adaptor, mlir::OpBuilder &b) const;
+
+  /// The buffer of a kernel's result (StepLowering::result).
+  mlir::Value out(mlir::Value tensor, mlir::Value inPlace = nullptr) const {
+    return l.result(tensor, inPlace);
+  }
+
   StepLowering &l;
 };
 
