@@ -59,3 +59,28 @@ def ChooseAccumulation
            "...)">,
   ];
 }
+
+def PredictSchedule : Pass<"zero-predict-schedule", "::mlir::ModuleOp"> {
+  let summary = "Declares when each collective should start, run and block";
+  let description = [{
+    Input: the zrt program. Replays one optimizer step (every micro-batch,
+    then the apply function) on two clocks, as libzrt runs it
+    (passes/SchedulePrediction.h): the compute thread runs the kernels in
+    order, each taking the longer of its FLOPs at `compute-rate` and its
+    buffers' bytes at `memory-bandwidth`; the communication thread runs the
+    collectives one at a time in start order, each taking a ring's
+    `link-latency` per step plus its bytes on the wire at `link-bandwidth`.
+    A collective begins when it is started or when the one before it ends;
+    a wait blocks the compute clock until its collective ends. Output: one
+    `zrt.declare_collective_plan` per collective in `@zero_program_describe`
+    (replacing any from an earlier run), with the time it queues, its
+    transfer and the time its wait blocks, which the runtime's
+    `--check-schedule` compares with the run. `zero-report` prints the same
+    prediction with each collective's position.
+
+    ```mlir
+    zrt.declare_collective_plan 1 queued 0 transfer 84000 exposed 84000
+    ```
+  }];
+  let options = TimeModelOptions;
+}

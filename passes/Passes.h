@@ -101,6 +101,33 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
                      "(80GiB, 40GB, 1.5e9, ...), naming its largest category "
                      "and the stage and world size that would fit"),
       llvm::cl::value_desc("bytes")};
+  // The time model of zero-predict-schedule and zero-report (Passes.td's
+  // TimeModelOptions, under the same names).
+  Option<double> computeRate{
+      *this, "compute-rate",
+      llvm::cl::desc("Time model: GEMM GFLOP/s of one rank (default 100)"),
+      llvm::cl::value_desc("GFLOP/s"), llvm::cl::init(100)};
+  Option<double> memoryBandwidth{
+      *this, "memory-bandwidth",
+      llvm::cl::desc("Time model: GB/s one rank streams through memory "
+                     "(default 12)"),
+      llvm::cl::value_desc("GB/s"), llvm::cl::init(12)};
+  Option<double> linkBandwidth{
+      *this, "link-bandwidth",
+      llvm::cl::desc("Time model: GB/s a rank sends to the next in a "
+                     "collective (default 5)"),
+      llvm::cl::value_desc("GB/s"), llvm::cl::init(5)};
+  Option<double> linkLatency{
+      *this, "link-latency",
+      llvm::cl::desc("Time model: microseconds of latency per step of a "
+                     "collective (default 20)"),
+      llvm::cl::value_desc("us"), llvm::cl::init(20)};
+  Option<std::string> calibration{
+      *this, "calibration",
+      llvm::cl::desc("Time model: a JSON file the runtime's --calibrate "
+                     "wrote on the machine that will train (its numbers "
+                     "replace the four above)"),
+      llvm::cl::value_desc("file")};
   Option<bool> stopAtZrt{
       *this, "stop-at-zrt",
       llvm::cl::desc("Stop at the planned zrt program (what zero-report "
@@ -110,6 +137,9 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
   /// Checks the values together. Returns the first problem, worded for
   /// zero-opt's flags of the same names, or "" when they are fine.
   std::string check() const;
+
+  /// The time model's options as zero-report{...} takes them.
+  std::string timeModelText() const;
 
   /// Calls `fn` with every option (zero-opt offers each as a flag).
   void forEachOption(

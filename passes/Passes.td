@@ -9,6 +9,21 @@
 
 include "mlir/Pass/PassBase.td"
 
+// The time model's options, shared by zero-predict-schedule and zero-report.
+defvar TimeModelOptions = [
+  Option<"computeRate", "compute-rate", "double", "100",
+         "GEMM GFLOP/s of one rank (the time model's compute)">,
+  Option<"memoryBandwidth", "memory-bandwidth", "double", "12",
+         "GB/s one rank streams through memory">,
+  Option<"linkBandwidth", "link-bandwidth", "double", "5",
+         "GB/s a rank sends to the next one in a collective">,
+  Option<"linkLatency", "link-latency", "double", "20",
+         "Microseconds of latency per step of a collective">,
+  Option<"calibration", "calibration", "std::string", "\"\"",
+         "A JSON file of the runtime's --calibrate (its four numbers "
+         "replace the four above)">,
+];
+
 def SplitBatch : Pass<"zero-split-batch", "::mlir::ModuleOp"> {
   let summary = "Splits the batch of @forward across the data-parallel ranks";
   let description = [{
@@ -379,10 +394,10 @@ def Report : Pass<"zero-report", "::mlir::ModuleOp"> {
     the ZeRO paper's formulas for the same model, as a table or as JSON. The
     IR is not changed.
   }];
-  let options = [
+  let options = !listconcat([
     Option<"format", "format", "std::string", "\"table\"",
            "table or json">,
-  ];
+  ], TimeModelOptions);
 }
 
 def CheckMemoryLimit : Pass<"zero-check-memory-limit", "::mlir::ModuleOp"> {

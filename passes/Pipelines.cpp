@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - the ZeRO stage pipelines, built in one place -------===//
 #include "passes/Passes.h"
 #include "passes/MemoryPrediction.h"
+#include "passes/SchedulePrediction.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
@@ -48,11 +49,35 @@ std::string StageOptions::check() const {
   else if (reduceDtype != "bf16" && reduceDtype != "fp32")
     os << "--reduce-dtype=" << reduceDtype
        << " is not a reduction type; use bf16 or fp32";
-  else if (!memoryLimit.empty() && !parseByteSize(memoryLimit))
+  else if (!(computeRate > 0) || !(memoryBandwidth > 0) ||
+           !(linkBandwidth > 0))
+    os << "--compute-rate, --memory-bandwidth and --link-bandwidth must be "
+          "positive (GFLOP/s, GB/s, GB/s)";
+  else if (!(linkLatency >= 0))
+    os << "--link-latency must be zero or more microseconds, got "
+       << linkLatency;
+  else if (!calibration.empty()) {
+    if (llvm::Expected<TimeModel> model = readCalibration(calibration); !model)
+      os << llvm::toString(model.takeError());
+  }
+  if (!problem.empty())
+    return problem;
+  if (!memoryLimit.empty() && !parseByteSize(memoryLimit))
     os << "--memory-limit=" << memoryLimit
        << " is not a byte count; give bytes, with a unit if you like "
           "(80GiB, 40GB, 512MiB, 1.5e9)";
   return problem;
+}
+
+std::string StageOptions::timeModelText() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "compute-rate=" << computeRate << " memory-bandwidth="
+     << memoryBandwidth << " link-bandwidth=" << linkBandwidth
+     << " link-latency=" << linkLatency;
+  if (!calibration.empty())
+    os << " calibration=" << calibration;
+  return text;
 }
 
 /// `--accumulate=auto` without a memory limit: local where gradients are
@@ -109,6 +134,9 @@ void buildProgramPipeline(OpPassManager &pm, const StageOptions &options,
   pm.addPass(createPlanMemory());
   if (!options.memoryLimit.empty())
     pm.addPass(createCheckMemoryLimit({options.memoryLimit}));
+  pm.addPass(createPredictSchedule(
+      {options.computeRate, options.memoryBandwidth, options.linkBandwidth,
+       options.linkLatency, options.calibration}));
   if (options.stopAtZrt)
     return;
   pm.addPass(createLowerZrtToCalls());

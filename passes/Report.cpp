@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/MemoryPrediction.h"
 #include "passes/PassUtils.h"
+#include "passes/SchedulePrediction.h"
 #include "passes/Passes.h"
 #include "zero/zrt.h"
 
@@ -41,10 +42,107 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     FailureOr<RankPrediction> prediction = predictRank(module, getArgument());
     if (failed(prediction))
       return signalPassFailure();
-    if (format == "json")
-      printJson(prediction->ledger, prediction->facts, prediction->arenas);
-    else
+    FailureOr<TimeModel> model = timeModelFromOptions(
+        module, getArgument(), computeRate, memoryBandwidth, linkBandwidth,
+        linkLatency, calibration);
+    if (failed(model))
+      return signalPassFailure();
+    FailureOr<SchedulePrediction> schedule =
+        predictSchedule(module, *model, getArgument());
+    if (failed(schedule))
+      return signalPassFailure();
+    if (format == "json") {
+      printJson(prediction->ledger, prediction->facts, prediction->arenas,
+                scheduleJson(*model, *schedule));
+    } else {
       printTable(prediction->ledger, prediction->facts, prediction->arenas);
+      printSchedule(*model, *schedule);
+    }
+  }
+
+  static std::string describeModel(const TimeModel &model) {
+    return llvm::formatv("{0:F1} GFLOP/s, memory {1:F1} GB/s, link {2:F2} "
+                         "GB/s and {3:F1} us a step",
+                         model.computeFlops / 1e9, model.memoryBandwidth / 1e9,
+                         model.linkBandwidth / 1e9, model.linkLatency * 1e6)
+        .str();
+  }
+
+  /// Where a collective starts and is waited for, between which kernels.
+  static std::string positions(const PlannedCollective &c) {
+    std::string where =
+        c.function == "apply"
+            ? std::string("apply")
+            : llvm::formatv("step#{0}", c.microBatch).str();
+    if (c.blocking)
+      return llvm::formatv("{0} @{1} blocking, after {2}, before {3}", where,
+                           c.startPosition, c.kernelBeforeStart,
+                           c.kernelAfterWait)
+          .str();
+    return llvm::formatv("{0} @{1}..@{2}, after {3}, before {4}", where,
+                         c.startPosition, c.waitPosition, c.kernelBeforeStart,
+                         c.kernelAfterWait)
+        .str();
+  }
+
+  /// One line a collective: its sequence number (the runtime's), what it
+  /// moves, where it starts and is waited for (op positions in the zrt
+  /// function), the kernels between, and the predicted times.
+  void printSchedule(const TimeModel &model, const SchedulePrediction &s) {
+    llvm::raw_ostream &os = llvm::outs();
+    os << "predicted schedule of one step (" << describeModel(model)
+       << "; --check-schedule holds the run to it):\n";
+    os << llvm::formatv("  step {0}: kernels {1}, waits blocking them {2}\n",
+                        formatSeconds(s.stepSeconds),
+                        formatSeconds(s.computeSeconds),
+                        formatSeconds(s.exposedSeconds));
+    os << llvm::formatv("  {0,4} {1,-14} {2,12} {3,7} {4,10} {5,10} {6,10} "
+                        "{7,10}  {8}\n",
+                        "#", "collective", "bytes", "kernels", "hidden by",
+                        "queued", "transfer", "exposed",
+                        "where (op positions), what");
+    for (const PlannedCollective &c : s.collectives)
+      os << llvm::formatv("  {0,4} {1,-14} {2,12} {3,7} {4,10} {5,10} {6,10} "
+                          "{7,10}  {8}{9}\n",
+                          c.sequence, kCollectiveKindNames[c.kind],
+                          c.tensorBytes, c.kernelsBetween,
+                          formatSeconds(c.computeBetween),
+                          formatSeconds(c.queued), formatSeconds(c.transfer),
+                          formatSeconds(c.exposed), positions(c),
+                          c.label.empty() ? "" : ", " + c.label);
+  }
+
+  static llvm::json::Object scheduleJson(const TimeModel &model,
+                                         const SchedulePrediction &s) {
+    llvm::json::Array collectives;
+    for (const PlannedCollective &c : s.collectives)
+      collectives.push_back(llvm::json::Object{
+          {"sequence", c.sequence},
+          {"kind", kCollectiveKindNames[c.kind]},
+          {"bytes", c.tensorBytes},
+          {"label", c.label},
+          {"function", c.function},
+          {"micro_batch", c.microBatch},
+          {"blocking", c.blocking},
+          {"start_position", c.startPosition},
+          {"wait_position", c.waitPosition},
+          {"kernel_before_start", c.kernelBeforeStart},
+          {"kernel_after_wait", c.kernelAfterWait},
+          {"kernels_between", c.kernelsBetween},
+          {"compute_between_seconds", c.computeBetween},
+          {"queued_seconds", c.queued},
+          {"transfer_seconds", c.transfer},
+          {"exposed_seconds", c.exposed}});
+    return llvm::json::Object{
+        {"time_model",
+         llvm::json::Object{{"gemm_flops", model.computeFlops},
+                            {"memory_bandwidth", model.memoryBandwidth},
+                            {"link_bandwidth", model.linkBandwidth},
+                            {"link_latency", model.linkLatency}}},
+        {"step_seconds", s.stepSeconds},
+        {"compute_seconds", s.computeSeconds},
+        {"exposed_seconds", s.exposedSeconds},
+        {"collectives", std::move(collectives)}};
   }
 
   /// Model-state bytes per rank by the ZeRO paper (2 + 2 + 12 bytes a
@@ -163,7 +261,8 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                         elements, trafficText, trafficValue);
   }
 
-  void printJson(const MemoryLedger &l, const ProgramFacts &m, const PlannedArenas &a) {
+  void printJson(const MemoryLedger &l, const ProgramFacts &m,
+                 const PlannedArenas &a, llvm::json::Object schedule) {
     llvm::json::Object memory, traffic, calls, elementBytes, arenas;
     if (a.planned)
       for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
@@ -198,6 +297,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         {"collective_calls_per_step", std::move(calls)},
         {"collective_element_bytes", std::move(elementBytes)},
         {"gradient_reductions_per_step", m.gradientReductions},
+        {"schedule", std::move(schedule)},
         {"zero_formulas",
          llvm::json::Object{{"model_states", memText},
                             {"model_states_bytes", memValue},

@@ -72,6 +72,12 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
                  f32(d.getInitScale()));
         return success();
       })
+      .Case([&](DeclareCollectivePlanOp d) {
+        ZRT_CALL(zrt_declare_collective_plan, I64{int64_t(d.getSequence())},
+                 I64{int64_t(d.getQueuedNs())}, I64{int64_t(d.getTransferNs())},
+                 I64{int64_t(d.getExposedNs())});
+        return success();
+      })
       // Diagnostics.
       .Case([&](WatchGradientOp w) {
         ZRT_CALL(zrt_watch_gradient, p(w.getSumSquares()), Str{w.getParam()});

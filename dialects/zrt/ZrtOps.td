@@ -152,6 +152,31 @@ def Zrt_DeclareSharedArenaOp : Zrt_Op<"declare_shared_arena"> {
   let assemblyFormat = "$bytes attr-dict";
 }
 
+def Zrt_DeclareCollectivePlanOp : Zrt_Op<"declare_collective_plan"> {
+  let summary = "declares when one collective of the step should run";
+  let description = [{
+    `zrt_declare_collective_plan`: by `zero-predict-schedule`'s time model,
+    collective `sequence` of the step (1, 2, ... in start order over every
+    micro-batch, then the apply function) waits `queued_ns` behind the
+    collectives started before it, moves its bytes in `transfer_ns`, and
+    its wait blocks the compute thread `exposed_ns`. The runtime's
+    `--check-schedule` names any collective that began or was waited for
+    later than this says.
+
+    ```mlir
+    zrt.declare_collective_plan 3 queued 0 transfer 41000 exposed 12000
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$sequence,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$queued_ns,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$transfer_ns,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$exposed_ns);
+  let assemblyFormat = [{
+    $sequence `queued` $queued_ns `transfer` $transfer_ns `exposed` $exposed_ns
+    attr-dict
+  }];
+}
+
 //===--- Memory ------------------------------------------------------------===//
 
 def Zrt_AllocOp : Zrt_Op<"alloc"> {

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 13
+#define ZRT_ABI_VERSION 14
 
 typedef struct zrt_context zrt_context;
 
@@ -168,6 +168,16 @@ void zrt_declare_micro_batches(zrt_context *ctx, int64_t micro_batches);
  * text), which --export-hf writes next to the trained weights. Programs of
  * other models do not declare one. */
 void zrt_declare_hf_config(zrt_context *ctx, const char *json);
+
+/* The compiler's plan for collective `sequence` (1, 2, ... in start order
+ * over one optimizer step: every micro-batch, then the apply function), in
+ * nanoseconds by its time model (zero-predict-schedule): how long it waits
+ * on the communication thread behind the collectives started before it,
+ * its transfer, and how long its wait blocks the compute thread. The
+ * runtime's --check-schedule compares the measured run with it. */
+void zrt_declare_collective_plan(zrt_context *ctx, int64_t sequence,
+                                 int64_t queued_ns, int64_t transfer_ns,
+                                 int64_t exposed_ns);
 
 /* Exported by the generated object (not by libzrt). */
 void zero_program_describe(zrt_context *ctx);

@@ -23,6 +23,7 @@
 #include "core/check.h"
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/schedule_check.h"
 
 #include <climits>
 
@@ -100,8 +101,11 @@ int64_t startPadded(zrt_context *ctx, const char *op, CollectiveKind kind,
         size);
   void *staging = stagingFor(ctx, numel, shardNumel, size);
   int64_t padded = W * shardNumel * size;
-  int64_t handle =
-      start(staging, padded, infoFor(ctx, kind, padded, label));
+  CollectiveInfo info = infoFor(ctx, kind, padded, label);
+  int64_t issued = ScheduleCheck::nowNs();
+  int64_t handle = start(staging, padded, info);
+  if (ctx->checkSchedule)
+    ctx->schedule->started(info, handle, issued);
   if (staging)
     ctx->stagingByHandle[handle] = staging;
   return handle;
@@ -146,12 +150,20 @@ extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
   checkLocalSpan(ctx, op);
   count(ctx, AllReduce,
         zrt_traffic_elements(ZRT_ALL_REDUCE, n, n, ctx->worldSize), size);
-  return ctx->runtime->startAllReduce(
-      dtype, x, y, n, 2 * n * size, infoFor(ctx, AllReduce, n * size, label));
+  CollectiveInfo info = infoFor(ctx, AllReduce, n * size, label);
+  int64_t issued = ScheduleCheck::nowNs();
+  int64_t handle =
+      ctx->runtime->startAllReduce(dtype, x, y, n, 2 * n * size, info);
+  if (ctx->checkSchedule)
+    ctx->schedule->started(info, handle, issued);
+  return handle;
 }
 
 extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
+  int64_t begin = ctx->checkSchedule ? ScheduleCheck::nowNs() : 0;
   ctx->runtime->wait(handle);
+  if (ctx->checkSchedule)
+    ctx->schedule->waited(handle, ScheduleCheck::nowNs() - begin);
   auto staging = ctx->stagingByHandle.find(handle);
   if (staging != ctx->stagingByHandle.end()) {
     zrt_free(ctx, staging->second);

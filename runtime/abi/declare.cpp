@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/context.h"
+#include "core/schedule_check.h"
 
 using namespace zrt;
 
@@ -51,4 +52,14 @@ extern "C" void zrt_declare_arg(zrt_context *ctx, int64_t index,
   arg = {true,     name ? name : "",         role,         dtype,
          rank,     {dim0, dim1, dim2, dim3}, sharded != 0, init,
          initScale};
+}
+
+extern "C" void zrt_declare_collective_plan(zrt_context *ctx, int64_t sequence,
+                                            int64_t queuedNs,
+                                            int64_t transferNs,
+                                            int64_t exposedNs) {
+  if (queuedNs < 0 || transferNs < 0 || exposedNs < 0)
+    fatal("zrt_declare_collective_plan: collective %lld has a negative time",
+          (long long)sequence);
+  ctx->schedule->declare(sequence, {true, queuedNs, transferNs, exposedNs});
 }

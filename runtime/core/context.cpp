@@ -2,6 +2,7 @@
 
 #include "core/context.h"
 #include "core/check.h"
+#include "core/schedule_check.h"
 #include "core/trace.h"
 #include "cpu/backend.h"
 #include "cpu/comm_queue.h"
@@ -43,6 +44,7 @@ zrt_context *createContext(MPI_Comm comm) {
           "zrt::initMpi, not MPI_Init)",
           threadLevelName(provided));
   auto *ctx = new zrt_context();
+  ctx->schedule = std::make_unique<ScheduleCheck>();
   ZRT_MPI_CHECK(MPI_Comm_dup(comm, &ctx->comm));
   ZRT_MPI_CHECK(MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN));
   ZRT_MPI_CHECK(MPI_Comm_rank(ctx->comm, &ctx->rank));
@@ -69,6 +71,7 @@ double collectiveTimeoutSeconds() {
 
 zrt_context *createLocalContext(int rank, int worldSize) {
   auto *ctx = new zrt_context();
+  ctx->schedule = std::make_unique<ScheduleCheck>();
   ctx->rank = rank;
   ctx->worldSize = worldSize;
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/false, ctx);

@@ -103,6 +103,7 @@ const char *arenaName(int index);
 const char *collectiveName(int kind);
 
 class CommQueue;
+class ScheduleCheck;
 class Tracer;
 
 } // namespace zrt
@@ -158,6 +159,11 @@ struct zrt_context {
   std::unique_ptr<zrt::CommQueue> commQueue;
   /// Set by --trace before the first step; null otherwise.
   std::unique_ptr<zrt::Tracer> tracer;
+  /// The compiler's plan of each collective (zrt_declare_collective_plan)
+  /// and, with --check-schedule, what the run measured (never null).
+  std::unique_ptr<zrt::ScheduleCheck> schedule;
+  /// --check-schedule: measure every collective against the plan.
+  bool checkSchedule = false;
   /// The backend the context runs on (core/device.h), never null: the CPU's
   /// from creation until a device backend attaches it. Its kernels, which
   /// the zrt_* entry points call (abi/kernels.cpp)...

@@ -14,12 +14,14 @@
 #include "core/agree.h"
 #include "core/batches.h"
 #include "core/check.h"
+#include "core/calibrate.h"
 #include "core/checkpoint.h"
 #include "core/context.h"
 #include "core/device.h"
 #include "core/flags.h"
 #include "core/ledger.h"
 #include "core/program.h"
+#include "core/schedule_check.h"
 #include "core/train_state.h"
 #include "cpu/comm_queue.h"
 #include "core/trace.h"
@@ -532,6 +534,11 @@ static void train(zrt_context *ctx, const Options &options,
     if (!error.empty())
       leaveAll(ctx, error, ExitFailed);
   }
+  if (ctx->checkSchedule) {
+    quiesceComm(ctx);
+    if (!ctx->schedule->verdict(ctx, options.scheduleToleranceMs))
+      leaveAll(ctx, "", ExitFailed);
+  }
 }
 
 extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
@@ -567,7 +574,8 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   error = checkSameProgram(ctx);
   if (!error.empty())
     leaveAll(ctx, error, ExitFailed);
-  error = checkFlagsForTask(ctx, options);
+  // --calibrate measures the machine instead of training: no data needed.
+  error = options.calibrate.empty() ? checkFlagsForTask(ctx, options) : "";
   if (!error.empty())
     leaveAll(ctx, error, ExitBadFlags);
   // Before anything is allocated: the backend owns the memory.
@@ -576,6 +584,20 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   if (!error.empty())
     leaveAll(ctx, error, ExitBadFlags);
 
+  if (!options.calibrate.empty()) {
+    error = calibrate(ctx, options.calibrate);
+    leaveAll(ctx, error, error.empty() ? ExitOk : ExitFailed);
+  }
+  if (options.checkSchedule) {
+    // The plan is of one communication thread running collectives in
+    // start order: the CPU backend's queue.
+    if (!ctx->runtime->hostAddressable())
+      leaveAll(ctx,
+               "--check-schedule measures the CPU backend's communication "
+               "thread; run it with --device=cpu",
+               ExitBadFlags);
+    ctx->checkSchedule = true;
+  }
   if (!options.trace.empty()) {
     error = agreeOnError(ctx, ctx->rank == 0 ? checkTracePath(options.trace)
                                              : std::string());

@@ -91,6 +91,15 @@ std::string usage(const char *program) {
          "                       (debugging: a synchronisation a parameter)\n"
          "  --check-collectives  before each collective, check that every\n"
          "                       rank runs the same one (debugging; CPU)\n"
+         "  --check-schedule     measure when each collective began and how\n"
+         "                       long its wait blocked, and at exit name\n"
+         "                       every one later than the compiler's plan\n"
+         "                       (zero-opt --report lists it; CPU)\n"
+         "  --calibrate=FILE     measure GEMM FLOP/s, memory and link\n"
+         "                       bandwidth and latency on these ranks, write\n"
+         "                       them for zero-opt --calibration=FILE, exit\n"
+         "  --schedule-tolerance=MS  how much later than planned is late\n"
+         "                       (default 5)\n"
          "  --collective-timeout=S  seconds a rank waits for a collective\n"
          "                       before it stops the job, naming it (default\n"
          "                       300, or ZRT_COLLECTIVE_TIMEOUT_S)\n"
@@ -148,13 +157,15 @@ static bool isPathFlag(const std::string &flag) {
   return flag == "--data" || flag == "--val-data" || flag == "--init-from" ||
          flag == "--save" ||
          flag == "--trace" || flag == "--checkpoint-dir" ||
-         flag == "--log-json" || flag == "--export-hf";
+         flag == "--log-json" || flag == "--export-hf" ||
+         flag == "--calibrate";
 }
 
 static bool isValueFlag(const std::string &flag) {
   return flag == "--steps" || flag == "--lr" || flag == "--seed" ||
          flag == "--clip-grad-norm" || flag == "--device" ||
          flag == "--collective-timeout" || flag == "--checkpoint-every" ||
+         flag == "--schedule-tolerance" ||
          flag == "--keep" || flag == "--lr-schedule" ||
          flag == "--warmup-steps" || flag == "--min-lr" ||
          flag == "--log-every" || flag == "--eval-every" ||
@@ -185,6 +196,7 @@ static bool applyValue(const std::string &flag, const std::string &value,
      : flag == "--checkpoint-dir" ? options.checkpointDir
      : flag == "--log-json"       ? options.logJson
      : flag == "--export-hf"      ? options.exportHf
+     : flag == "--calibrate"      ? options.calibrate
                                   : options.trace) = value;
     return true;
   }
@@ -237,6 +249,11 @@ static bool applyValue(const std::string &flag, const std::string &value,
   } else if (flag == "--lr") {
     ok = parseNonNegative(value, options.lr);
     expected = "a non-negative number";
+  } else if (flag == "--schedule-tolerance") {
+    float milliseconds = 0;
+    ok = parseNonNegative(value, milliseconds);
+    options.scheduleToleranceMs = milliseconds;
+    expected = "a non-negative number of milliseconds";
   } else if (flag == "--collective-timeout") {
     float seconds = 0;
     ok = parseNonNegative(value, seconds) && seconds > 0;
@@ -277,7 +294,7 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
     bool hasValue = eq != std::string::npos;
     if (flag == "--help" || flag == "-h" || flag == "--quiet-memory" ||
         flag == "--dump-batch" || flag == "--check-collectives" ||
-        flag == "--check-finite") {
+        flag == "--check-finite" || flag == "--check-schedule") {
       if (hasValue) {
         error = flag + " takes no value";
         return false;
@@ -286,6 +303,7 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
        : flag == "--dump-batch"         ? options.dumpBatch
        : flag == "--check-collectives" ? options.checkCollectives
        : flag == "--check-finite"       ? options.checkFinite
+       : flag == "--check-schedule"     ? options.checkSchedule
                                         : options.help) = true;
       continue;
     }

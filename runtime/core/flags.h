@@ -61,6 +61,15 @@ struct Options {
   double collectiveTimeout = 0;
   /// --check-collectives: every collective compared across ranks first.
   bool checkCollectives = false;
+  /// --check-schedule: every collective's measured start and wait
+  /// compared with the compiler's plan at exit (CPU backend); a collective
+  /// later than planned by more than --schedule-tolerance (milliseconds)
+  /// fails the run.
+  bool checkSchedule = false;
+  /// --calibrate: measure the compiler's time model on this job's ranks,
+  /// write it to this file and exit (core/calibrate.h).
+  std::string calibrate;
+  double scheduleToleranceMs = 5;
   /// --check-finite: a non-finite gradient norm names the first parameter
   /// whose gradient is not finite (zrt_watch_gradient).
   bool checkFinite = false;

@@ -2,6 +2,7 @@
 
 #include "cpu/comm_queue.h"
 #include "core/check.h"
+#include "core/schedule_check.h"
 #include "core/trace.h"
 
 #include <algorithm>
@@ -27,6 +28,9 @@ CommQueue::~CommQueue() {
 }
 
 void CommQueue::execute(CommOp &op) {
+  injectTestDelay(op.info);
+  if (ctx && ctx->checkSchedule)
+    ctx->schedule->began(op.info);
   if (!op.tracer) {
     op.run();
     return;

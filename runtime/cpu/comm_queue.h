@@ -91,7 +91,7 @@ private:
   void waitUntil(std::unique_lock<std::mutex> &lock, const char *waiter,
                  Ready ready);
   void loop();
-  static void execute(CommOp &op);
+  void execute(CommOp &op);
 
   mutable std::mutex mutex;
   std::condition_variable wake; // the comm thread: work or stop

@@ -229,7 +229,10 @@ FailureOr<std::string> stagePipelineText() {
   FailureOr<std::string> text = stageFlags().pipelineText(reporting);
   if (failed(text) || !reporting)
     return text;
-  return *text + ",zero-report{format=" + format + "}";
+  zero::StageOptions parsed; // checked by pipelineText
+  (void)parsed.parseFromString(stageFlags().optionsText());
+  return *text + ",zero-report{format=" + format + " " +
+         parsed.timeModelText() + "}";
 }
 
 /// The emit kind, from --emit or else from the output name.

@@ -1,0 +1,325 @@
+//===- SchedulePrediction.cpp - when each collective runs, predicted ------===//
+#include "passes/SchedulePrediction.h"
+
+#include "dialects/zrt/ZrtDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace zero {
+
+namespace {
+
+int64_t bufferBytes(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+/// 2 m n k for a product whose result is m x n and whose `a` holds m x k.
+int64_t productFlops(Value a, Value c) {
+  auto cType = cast<MemRefType>(c.getType());
+  int64_t m = cType.getShape()[0], n = cType.getShape()[1];
+  int64_t k = m ? cast<MemRefType>(a.getType()).getNumElements() / m : 0;
+  return 2 * m * n * k;
+}
+
+/// Causal attention over `rows` = batch x seq_len rows of `heads` heads of
+/// `headDim`: Q K^T and P V, 2 seq_len^2 headDim each per sequence and head
+/// (the mask's half is not subtracted: the kernels compute whole tiles).
+int64_t attentionFlops(int64_t rows, int64_t seqLen, int64_t heads,
+                       int64_t headDim) {
+  return 4 * rows * seqLen * heads * headDim;
+}
+
+/// Ops that cost the compute thread nothing the model counts.
+bool isBookkeeping(Operation *op) {
+  return isa<zrt::FreeOp, zrt::ViewOp, zrt::WaitOp, zrt::WatchGradientOp,
+             zrt::ClipCoefficientOp, func::ReturnOp>(op) ||
+         op->getName().getStringRef().starts_with("zrt.declare_");
+}
+
+} // namespace
+
+int64_t kernelFlops(Operation *op) {
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case([](zrt::MatmulOp m) { return productFlops(m.getA(), m.getC()); })
+      .Case([](zrt::MatmulBiasOp m) {
+        return productFlops(m.getA(), m.getC());
+      })
+      .Case([](zrt::AttentionOp a) {
+        return attentionFlops(a.getQ().getType().getShape()[0],
+                              a.getSeqLen(), a.getNumHeads(), a.getHeadDim());
+      })
+      .Case([](zrt::AttentionGradOp a) {
+        // Q K^T again, then dV, dP, dQ and dK: five products to the
+        // forward's two.
+        return attentionFlops(a.getQ().getType().getShape()[0],
+                              a.getSeqLen(), a.getNumHeads(),
+                              a.getHeadDim()) *
+               5 / 2;
+      })
+      .Default([](Operation *) { return int64_t(0); });
+}
+
+double TimeModel::kernelSeconds(Operation *op) const {
+  if (isBookkeeping(op) || isa<zrt::CollectiveOpInterface>(op))
+    return 0;
+  int64_t bytes = 0;
+  if (auto alloc = dyn_cast<zrt::AllocOp>(op)) {
+    bytes = alloc.getByteSize(); // zero-filled as it is allocated
+  } else if (auto copy = dyn_cast<zrt::CopyOp>(op)) {
+    bytes = 2 * int64_t(copy.getBytes());
+  } else {
+    for (Value operand : op->getOperands())
+      bytes += bufferBytes(operand);
+  }
+  return std::max(double(kernelFlops(op)) / computeFlops,
+                  double(bytes) / memoryBandwidth);
+}
+
+double TimeModel::collectiveSeconds(zrt_collective kind, int64_t tensorBytes,
+                                    int64_t worldSize) const {
+  if (worldSize <= 1)
+    return 0;
+  double steps = worldSize - 1, passes = kind == ZRT_ALL_REDUCE ? 2 : 1;
+  return passes * (steps * linkLatency +
+                   steps / worldSize * double(tensorBytes) / linkBandwidth);
+}
+
+namespace {
+
+/// The two clocks, carried from one function run to the next, and the
+/// kernels run so far.
+struct Clocks {
+  double compute = 0, comm = 0;
+  double kernels = 0, exposed = 0;
+  int64_t kernelCount = 0;
+};
+
+/// "matmul" for the kernel an op is.
+std::string kernelName(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  name.consume_front("zrt.");
+  return name.str();
+}
+
+/// A started collective until its wait.
+struct InFlight {
+  size_t index;        // into the plan
+  double kernelSecondsAtStart; // waits not included
+  int64_t kernelsAtStart;
+  double end;          // when the communication thread finishes it
+};
+
+/// One run of `body`: its collectives appended to `out` with their plan.
+void replay(func::FuncOp body, StringRef function, int64_t microBatch,
+            int64_t worldSize, const TimeModel &model, Clocks &clocks,
+            std::vector<PlannedCollective> &out) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.getBody().front())
+    ops.push_back(&op);
+  // Allocations take time (they zero-fill) but are not what a reader
+  // looks for around a collective.
+  auto isKernel = [&](Operation *op) {
+    return !isa<zrt::AllocOp>(op) && model.kernelSeconds(op) > 0;
+  };
+  auto lastKernelBefore = [&](size_t position) {
+    for (size_t i = position; i-- > 0;)
+      if (isKernel(ops[i]))
+        return kernelName(ops[i]);
+    return std::string("(entry)");
+  };
+  auto firstKernelAfter = [&](size_t position) {
+    for (size_t i = position + 1; i < ops.size(); ++i)
+      if (isKernel(ops[i]))
+        return kernelName(ops[i]);
+    return std::string("(exit)");
+  };
+  DenseMap<Value, InFlight> inFlight; // by handle
+  for (auto [position, op] : llvm::enumerate(ops)) {
+    if (auto collective = dyn_cast<zrt::CollectiveOpInterface>(op)) {
+      PlannedCollective planned;
+      planned.sequence = int64_t(out.size()) + 1;
+      planned.kind = collective.getCollectiveKind();
+      planned.tensorBytes =
+          (planned.kind == ZRT_ALL_REDUCE
+               ? collective.getWholeElements()
+               : collective.getShardElements() * worldSize) *
+          collective.getElementBytes();
+      planned.label = collective.getLabel().value_or("").str();
+      planned.function = function.str();
+      planned.microBatch = microBatch;
+      planned.blocking = !collective.isAsync();
+      planned.startPosition = int64_t(position);
+      planned.kernelBeforeStart = lastKernelBefore(position);
+      planned.transfer = model.collectiveSeconds(
+          planned.kind, planned.tensorBytes, worldSize);
+      // The communication thread runs collectives one at a time, in the
+      // order they were started.
+      double begin = std::max(clocks.compute, clocks.comm);
+      planned.queued = begin - clocks.compute;
+      clocks.comm = begin + planned.transfer;
+      if (planned.blocking) {
+        planned.waitPosition = planned.startPosition;
+        planned.kernelAfterWait = firstKernelAfter(position);
+        planned.exposed = clocks.comm - clocks.compute;
+        clocks.exposed += planned.exposed;
+        clocks.compute = clocks.comm;
+      } else {
+        inFlight[op->getResult(0)] = {out.size(), clocks.kernels,
+                                      clocks.kernelCount, clocks.comm};
+      }
+      out.push_back(std::move(planned));
+      continue;
+    }
+    if (auto wait = dyn_cast<zrt::WaitOp>(op)) {
+      auto it = inFlight.find(wait.getHandle());
+      if (it == inFlight.end())
+        continue;
+      InFlight started = it->second;
+      inFlight.erase(it);
+      PlannedCollective &planned = out[started.index];
+      planned.waitPosition = int64_t(position);
+      planned.kernelAfterWait = firstKernelAfter(position);
+      planned.kernelsBetween = clocks.kernelCount - started.kernelsAtStart;
+      planned.computeBetween = clocks.kernels - started.kernelSecondsAtStart;
+      planned.exposed = std::max(0.0, started.end - clocks.compute);
+      clocks.exposed += planned.exposed;
+      clocks.compute = std::max(clocks.compute, started.end);
+      continue;
+    }
+    double seconds = model.kernelSeconds(op);
+    clocks.compute += seconds;
+    clocks.kernels += seconds;
+    if (isKernel(op))
+      ++clocks.kernelCount;
+  }
+}
+
+} // namespace
+
+FailureOr<SchedulePrediction> predictSchedule(ModuleOp module,
+                                              const TimeModel &model,
+                                              StringRef passName) {
+  auto describe = module.lookupSymbol<func::FuncOp>("zero_program_describe");
+  auto step = module.lookupSymbol<func::FuncOp>("zero_program_step");
+  auto apply = module.lookupSymbol<func::FuncOp>("zero_program_apply");
+  if (!describe || !step || step.isExternal())
+    return module.emitError() << passName
+                              << ": expected the zrt program (run "
+                                 "zero-lower-to-runtime first)";
+  int64_t worldSize = 1, microBatches = 1;
+  describe.walk([&](Operation *op) {
+    if (auto program = dyn_cast<zrt::DeclareProgramOp>(op))
+      worldSize = program.getWorldSize();
+    else if (auto micro = dyn_cast<zrt::DeclareMicroBatchesOp>(op))
+      microBatches = micro.getMicroBatches();
+  });
+  SchedulePrediction prediction;
+  Clocks clocks;
+  for (int64_t micro = 1; micro <= microBatches; ++micro)
+    replay(step, "step", micro, worldSize, model, clocks,
+           prediction.collectives);
+  if (apply && !apply.isExternal())
+    replay(apply, "apply", 0, worldSize, model, clocks,
+           prediction.collectives);
+  // The driver waits for every collective at the end of the step (the
+  // program waits for its own, so the queue is empty by then).
+  prediction.stepSeconds = std::max(clocks.compute, clocks.comm);
+  prediction.computeSeconds = clocks.kernels;
+  prediction.exposedSeconds = clocks.exposed;
+  return prediction;
+}
+
+llvm::Expected<TimeModel> readCalibration(StringRef path) {
+  auto fail = [&](const Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--calibration=" + path + ": " + why);
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail("cannot read it (" + buffer.getError().message() + ")");
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return fail("not JSON: " + llvm::toString(json.takeError()));
+  const llvm::json::Object *object = json->getAsObject();
+  if (!object)
+    return fail("expected a JSON object, as the runtime's --calibrate "
+                "writes");
+  TimeModel model;
+  for (auto [key, field] :
+       {std::pair<StringRef, double *>{"gemm_flops", &model.computeFlops},
+        {"memory_bandwidth", &model.memoryBandwidth},
+        {"link_bandwidth", &model.linkBandwidth},
+        {"link_latency", &model.linkLatency}}) {
+    std::optional<double> value = object->getNumber(key);
+    if (!value)
+      return fail(llvm::formatv("no number \"{0}\"", key).str());
+    bool isLatency = key == "link_latency";
+    if (!(*value > 0 || (isLatency && *value == 0)) || !std::isfinite(*value))
+      return fail(llvm::formatv("\"{0}\" must be a positive number, got {1}",
+                                key, *value)
+                      .str());
+    *field = *value;
+  }
+  return model;
+}
+
+FailureOr<TimeModel> timeModelFromOptions(Operation *op, StringRef passName,
+                                          double computeRate,
+                                          double memoryBandwidth,
+                                          double linkBandwidth,
+                                          double linkLatency,
+                                          StringRef calibration) {
+  if (!calibration.empty()) {
+    llvm::Expected<TimeModel> model = readCalibration(calibration);
+    if (!model)
+      return op->emitError()
+             << passName << ": " << llvm::toString(model.takeError());
+    return *model;
+  }
+  for (auto [name, value] :
+       {std::pair<StringRef, double>{"compute-rate", computeRate},
+        {"memory-bandwidth", memoryBandwidth},
+        {"link-bandwidth", linkBandwidth}}) {
+    if (!(value > 0) || !std::isfinite(value))
+      return op->emitError() << passName << ": " << name
+                             << " must be a positive number, got " << value;
+  }
+  if (!(linkLatency >= 0) || !std::isfinite(linkLatency))
+    return op->emitError() << passName
+                           << ": link-latency must be zero or more "
+                              "microseconds, got "
+                           << linkLatency;
+  TimeModel model;
+  model.computeFlops = computeRate * 1e9;
+  model.memoryBandwidth = memoryBandwidth * 1e9;
+  model.linkBandwidth = linkBandwidth * 1e9;
+  model.linkLatency = linkLatency * 1e-6;
+  return model;
+}
+
+std::string formatSeconds(double seconds) {
+  if (seconds <= 0)
+    return "0";
+  if (seconds >= 1)
+    return llvm::formatv("{0:F2} s", seconds).str();
+  if (seconds >= 1e-3)
+    return llvm::formatv("{0:F2} ms", seconds * 1e3).str();
+  return llvm::formatv("{0:F1} us", seconds * 1e6).str();
+}
+
+} // namespace zero

@@ -1,0 +1,119 @@
+//===- SchedulePrediction.h - when each collective runs, predicted -*- C++ -*-===//
+//
+// The compiler decides where every collective starts and where it is
+// waited for; with a time model it can also say how long each will take and
+// how much of that the kernels between its start and its wait hide. This
+// replays the zrt program on two clocks, the way libzrt runs it: the
+// compute thread runs the kernels in order, the communication thread runs
+// the collectives one at a time in the order they were started (the CPU's
+// CommQueue, a GPU's communication stream). A collective begins when it is
+// started or when the one before it ends, whichever is later; a wait blocks
+// the compute clock until its collective has ended.
+//
+// The time model is a roofline per kernel (FLOPs at a compute rate, bytes
+// at a memory bandwidth, whichever takes longer) and latency plus bytes at
+// a link bandwidth per collective (a ring's bytes on the wire). Its four
+// numbers come from zero-opt's flags or from the runtime's --calibrate.
+// zero-predict-schedule writes the prediction into the program
+// (zrt.declare_collective_plan), zero-report prints it, and the runtime's
+// --check-schedule compares each collective's measured start and wait with
+// it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZERO_PASSES_SCHEDULEPREDICTION_H
+#define ZERO_PASSES_SCHEDULEPREDICTION_H
+
+#include "zero/zrt.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zero {
+
+/// The machine, as four numbers (SI units: FLOP/s, bytes/s, seconds).
+struct TimeModel {
+  double computeFlops = 100e9;     // GEMM FLOP/s of one rank
+  double memoryBandwidth = 12e9;   // bytes/s a rank streams through memory
+  double linkBandwidth = 5e9;      // bytes/s a rank sends to the next
+  double linkLatency = 20e-6;      // seconds per collective step
+
+  /// Seconds of one kernel (any zrt op of the step that is not a
+  /// collective, a wait or bookkeeping): max(FLOPs / computeFlops, bytes of
+  /// its buffers / memoryBandwidth).
+  double kernelSeconds(mlir::Operation *op) const;
+  /// Seconds of one collective of `kind` over a tensor of `tensorBytes`
+  /// (padded) among `worldSize` ranks, as a ring runs it: W - 1 steps of
+  /// 1/W of the tensor each way (twice for an all-reduce). 0 on one rank.
+  double collectiveSeconds(zrt_collective kind, int64_t tensorBytes,
+                           int64_t worldSize) const;
+};
+
+/// FLOPs of a kernel op (0 for the ones bound by memory).
+int64_t kernelFlops(mlir::Operation *op);
+
+/// One collective of the step, as planned.
+struct PlannedCollective {
+  /// 1, 2, ... in start order over the whole step (every micro-batch, then
+  /// the apply function): the runtime's sequence number.
+  int64_t sequence = 0;
+  zrt_collective kind = ZRT_ALL_GATHER;
+  int64_t tensorBytes = 0; // the padded tensor, as the runtime counts it
+  std::string label;
+  /// "step" (with the micro-batch, 1-based) or "apply".
+  std::string function;
+  int64_t microBatch = 0;
+  bool blocking = false;
+  /// The op positions in the function (0-based, zrt ops in order) where it
+  /// starts and where it is waited for, and the kernels on either side.
+  int64_t startPosition = 0, waitPosition = 0;
+  std::string kernelBeforeStart, kernelAfterWait;
+  /// Kernels between the start and the wait, and their predicted seconds
+  /// (what can hide the transfer; waits for other collectives do not).
+  int64_t kernelsBetween = 0;
+  double computeBetween = 0;
+  /// Predicted seconds: from its start to when the communication thread
+  /// begins it (behind the collectives started before it), the transfer,
+  /// and what its wait blocks the compute thread.
+  double queued = 0, transfer = 0, exposed = 0;
+};
+
+struct SchedulePrediction {
+  std::vector<PlannedCollective> collectives;
+  /// Predicted seconds of one step (every micro-batch and the apply), of
+  /// its kernels, and of the waits that block it.
+  double stepSeconds = 0, computeSeconds = 0, exposedSeconds = 0;
+};
+
+/// Replays the zrt program of `module` (zero-lower-to-runtime's output) on
+/// the two clocks. Fails with an error on the module, naming `passName`,
+/// when it is not a zrt program.
+mlir::FailureOr<SchedulePrediction>
+predictSchedule(mlir::ModuleOp module, const TimeModel &model,
+                llvm::StringRef passName);
+
+/// The time model of a --calibrate file (JSON written by the runtime:
+/// gemm_flops, memory_bandwidth, link_bandwidth, link_latency; SI units),
+/// or the error naming the file and the field.
+llvm::Expected<TimeModel> readCalibration(llvm::StringRef path);
+
+/// The time model of the passes' options (Passes.td's TimeModelOptions:
+/// GFLOP/s, GB/s, GB/s, microseconds), or of `calibration` when it names a
+/// file. An error on `op`, naming `passName` and the option, for a value
+/// that is not positive or a file that is not a calibration.
+mlir::FailureOr<TimeModel>
+timeModelFromOptions(mlir::Operation *op, llvm::StringRef passName,
+                     double computeRate, double memoryBandwidth,
+                     double linkBandwidth, double linkLatency,
+                     llvm::StringRef calibration);
+
+/// "12.3 ms", "45 us", "0": seconds as people read a schedule.
+std::string formatSeconds(double seconds);
+
+} // namespace zero
+
+#endif // ZERO_PASSES_SCHEDULEPREDICTION_H
