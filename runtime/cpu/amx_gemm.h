@@ -4,9 +4,9 @@
 // later): bf16 products summed in float32 by the tile unit's TDPBF16PS,
 // about eight times the float32 FMA rate of AVX-512, instead of widening
 // both operands and calling sgemm. PyTorch's oneDNN takes the same path for
-// bf16 on these CPUs. Opt-in with ZRT_CPU_AMX=1; elsewhere (no AMX, the
-// kernel refuses the tile state, or no opt-in) zrt_matmul keeps the
-// widening path.
+// bf16 on these CPUs. Used wherever the CPU has it; ZRT_CPU_AMX=0 turns it
+// off (to compare), and elsewhere (no AMX, or the kernel refuses the tile
+// state) zrt_matmul keeps the widening path.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CPU_AMX_GEMM_H
@@ -17,7 +17,7 @@
 namespace zrt::cpu {
 
 /// True when this CPU has AMX-BF16, Linux granted the process the tile
-/// state, and ZRT_CPU_AMX is 1. Decided once per process.
+/// state, and ZRT_CPU_AMX is not 0. Decided once per process.
 bool amxAvailable();
 
 /// c (m x n, float32, row-major) = op(a) * op(b) for bf16 a and b stored
