@@ -4,6 +4,58 @@
 //
 //===----------------------------------------------------------------------===//
 
+def ExactSums : Pass<"zero-exact-sums", "::mlir::ModuleOp"> {
+  let summary = "Makes every sum across ranks and micro-batches exact "
+                "(--deterministic)";
+  let description = [{
+    Floating-point sums depend on their order, and the order in which a
+    step adds its gradients, losses and squared norms depends on the world
+    size and the stage: results differ in the last bits between runs that
+    should be equal. This pass makes each of those sums exact, so that the
+    order no longer matters: every chunk's contribution (one micro-batch of
+    one rank: the same rows, shapes and kernels at every world size) is
+    converted to 128-bit fixed point (`i128`, value times 2^64; the
+    runtime's `ZRT_EXACT`), the sums are integer sums, and the result is
+    converted back to float32 once.
+
+    Input: `@train_step` (and `@train_apply`) after
+    `zero-accumulate-gradients` with `mode=local` (or one micro-batch) and
+    `zero-clip-grad-norm`, in float32. Output:
+    - every `nn.grad_accum` argument is an `i128` accumulator: the
+      micro-step's `nn.add` into it becomes `nn.accumulate_exact`, the
+      apply step's reduction of it reduces the `i128` sum, and the readers
+      read its `nn.from_exact`; the zeroed accumulators are `i128` zeros;
+    - every other gradient reduction (`zero.all_reduce`,
+      `zero.reduce_scatter`) reduces `nn.accumulate_exact` of the gradient
+      into a zero accumulator, and its readers read `nn.from_exact`;
+    - the squared norm is one chain of `nn.sum_squares_exact`, all-reduced
+      as `i128` when the gradients are shards, then `nn.from_exact`;
+    - the loss is all-reduced exactly and returned as `tensor<i128>`: the
+      runtime adds the micro-batches' losses exactly and converts once;
+    - the module gets `zero.deterministic = <chunk rows>` (what each rank
+      computes per micro-batch), which `zero-lower-to-runtime` declares
+      (`zrt.declare_deterministic`).
+
+    ```mlir
+    %r = zero.all_reduce %g over @dp : tensor<3x5xf32> -> tensor<3x5xf32>
+    // becomes
+    %z = arith.constant dense<0> : tensor<3x5xi128>
+    %e = nn.accumulate_exact %z, %g : tensor<3x5xi128>, tensor<3x5xf32> -> tensor<3x5xi128>
+    %s = zero.all_reduce %e over @dp : tensor<3x5xi128> -> tensor<3x5xi128>
+    %r = nn.from_exact %s : tensor<3x5xi128> -> tensor<3x5xf32>
+    ```
+
+    Refused: bfloat16 gradients (the exact mode is for float32 training)
+    and accumulators reduced in the micro-step (`mode=sharded`).
+  }];
+  let dependentDialects = ["::zero::nn::NNDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numExactReductions", "exact-reductions",
+              "reductions that now sum exact accumulators">,
+  ];
+}
+
 def Fp32Reductions : Pass<"zero-fp32-reductions", "::mlir::ModuleOp"> {
   let summary = "Reduces bfloat16 gradients in float32 (FSDP2's reduce_dtype)";
   let description = [{

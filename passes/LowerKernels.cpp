@@ -79,9 +79,11 @@ void StepPattern<arith::ConstantOp>::lower(arith::ConstantOp constant,
                                            Adaptor, OpBuilder &b) const {
   auto splat = cast<SplatElementsAttr>(constant.getValue());
   Value dst = out(constant);
-  zrt::FillOp::create(
-      b, constant.getLoc(), dst,
-      b.getF32FloatAttr(splat.getSplatValue<APFloat>().convertToDouble()));
+  // An exact accumulator's constant is zero (checkLowerable).
+  double value = isa<FloatType>(splat.getElementType())
+                     ? splat.getSplatValue<APFloat>().convertToDouble()
+                     : 0.0;
+  zrt::FillOp::create(b, constant.getLoc(), dst, b.getF32FloatAttr(value));
 }
 
 template <>
@@ -326,6 +328,44 @@ void StepPattern<nn::SumSquaresOp>::lower(nn::SumSquaresOp sum, Adaptor a,
     zrt::WatchGradientOp::create(b, sum.getLoc(), y, *param);
 }
 
+/// The exact sums update their accumulator in place: into its own buffer
+/// when it dies here (an accumulator argument, a fresh zero), else into a
+/// copy of it.
+static Value exactAccumulatorBuffer(StepLowering &l, OpBuilder &b,
+                                    Value result, Value accTensor,
+                                    Value accBuffer) {
+  Value y = l.result(result, accTensor);
+  if (y != accBuffer)
+    zrt::CopyOp::create(b, result.getLoc(), accBuffer, y,
+                        zrt::getByteSize(y), /*src_offset=*/0,
+                        /*dst_offset=*/0);
+  return y;
+}
+
+template <>
+void StepPattern<nn::AccumulateExactOp>::lower(nn::AccumulateExactOp acc,
+                                               Adaptor a,
+                                               OpBuilder &b) const {
+  Value y = exactAccumulatorBuffer(l, b, acc.getResult(), acc.getAcc(),
+                                   a.getAcc());
+  zrt::AccumulateExactOp::create(b, acc.getLoc(), a.getInput(), y);
+}
+
+template <>
+void StepPattern<nn::SumSquaresExactOp>::lower(nn::SumSquaresExactOp sum,
+                                               Adaptor a,
+                                               OpBuilder &b) const {
+  Value y = exactAccumulatorBuffer(l, b, sum.getResult(), sum.getAcc(),
+                                   a.getAcc());
+  zrt::SumSquaresExactOp::create(b, sum.getLoc(), a.getInput(), y);
+}
+
+template <>
+void StepPattern<nn::FromExactOp>::lower(nn::FromExactOp from, Adaptor a,
+                                         OpBuilder &b) const {
+  zrt::FromExactOp::create(b, from.getLoc(), a.getInput(), out(from));
+}
+
 template <>
 void StepPattern<nn::ClipCoefficientOp>::lower(nn::ClipCoefficientOp clip,
                                                Adaptor a,
@@ -371,5 +411,7 @@ void zero::populateKernelLoweringPatterns(RewritePatternSet &patterns,
       StepPattern<nn::AttentionGradOp>, StepPattern<nn::SliceColsOp>,
       StepPattern<nn::SliceColsGradOp>, StepPattern<nn::CastOp>,
       StepPattern<nn::SumSquaresOp>, StepPattern<nn::ClipCoefficientOp>,
+      StepPattern<nn::AccumulateExactOp>, StepPattern<nn::SumSquaresExactOp>,
+      StepPattern<nn::FromExactOp>,
       StepPattern<nn::AdamWOp>>(converter, lowering);
 }

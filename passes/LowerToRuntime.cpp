@@ -32,8 +32,9 @@ MemRefType zero::getBufferType(Type tensorType) {
   return MemRefType::get(tensor.getShape(), tensor.getElementType());
 }
 
-/// The gradient that `add` adds into an accumulator argument (a micro-step
-/// of zero-accumulate-gradients), into `gradients`.
+/// The gradient that `add` (nn.add, or nn.accumulate_exact) adds into an
+/// accumulator argument (a micro-step of zero-accumulate-gradients), into
+/// `gradients`.
 static void addedToAccumulator(Operation *add, DenseSet<Value> &gradients) {
   auto func = add->getParentOfType<func::FuncOp>();
   for (auto [i, operand] : llvm::enumerate(add->getOperands())) {
@@ -80,7 +81,7 @@ void StepLowering::analyse() {
       gradients.insert(update.getGrad());
     else if (isa<ReduceScatterOp, ReduceScatterStartOp>(op))
       gradients.insert(op->getOperand(0));
-    else if (isa<nn::AddOp>(op))
+    else if (isa<nn::AddOp, nn::AccumulateExactOp>(op))
       addedToAccumulator(op, gradients);
   });
   // Back from what AdamW reads or an accumulator adds: an all-reduced
@@ -93,6 +94,14 @@ void StepLowering::analyse() {
     if (auto castOp = dyn_cast<nn::CastOp>(op)) {
       if (isGradient(castOp.getResult()))
         gradients.insert(castOp.getInput());
+    } else if (auto fromExact = dyn_cast<nn::FromExactOp>(op)) {
+      if (isGradient(fromExact.getResult()))
+        gradients.insert(fromExact.getInput());
+    } else if (auto toExact = dyn_cast<nn::AccumulateExactOp>(op)) {
+      // A gradient converted for an exact reduction (a zero accumulator
+      // plus the gradient).
+      if (isGradient(toExact.getResult()))
+        gradients.insert(toExact->operand_begin(), toExact->operand_end());
     } else if (auto reduce = dyn_cast<AllReduceOp>(op)) {
       if (isGradient(reduce.getResult()))
         gradients.insert(reduce.getInput());
@@ -300,10 +309,12 @@ LogicalResult lowerStepFunction(func::FuncOp tensorFunc, bool withLoss) {
 LogicalResult zero::checkLowerable(Operation *op) {
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
-    if (!splat || !isa<FloatType>(splat.getElementType()))
+    bool exactZero = splat && splat.getElementType().isInteger(128) &&
+                     splat.getSplatValue<APInt>().isZero();
+    if (!splat || !(isa<FloatType>(splat.getElementType()) || exactZero))
       return constant.emitOpError(
           "cannot be lowered to the runtime: only float splat tensor "
-          "constants are supported");
+          "constants and zero exact accumulators are supported");
   }
   return success();
 }
@@ -352,7 +363,11 @@ struct LowerToRuntimePass
   /// and then replaced.
   LogicalResult emitEntry(func::FuncOp body, StringRef name, bool withLoss) {
     OpBuilder b(body.getContext());
-    MemRefType lossType = MemRefType::get({}, b.getF32Type());
+    // A float32 loss, or an exact one (--deterministic).
+    Type lossElement = b.getF32Type();
+    if (withLoss && body.getNumResults() > 0)
+      lossElement = getElementTypeOrSelf(body.getResultTypes().front());
+    MemRefType lossType = MemRefType::get({}, lossElement);
     if (withLoss && failed(body.insertArgument(body.getNumArguments(),
                                                lossType, /*argAttrs=*/{},
                                                body.getLoc())))

@@ -46,13 +46,17 @@ void replayDescribe(func::FuncOp describe, MemoryLedger &ledger,
       facts.stage = program.getStage();
     } else if (auto micro = dyn_cast<zrt::DeclareMicroBatchesOp>(op)) {
       facts.microBatches = micro.getMicroBatches();
+    } else if (auto exact = dyn_cast<zrt::DeclareDeterministicOp>(op)) {
+      facts.deterministicChunkRows = exact.getChunkRows();
     } else if (auto arg = dyn_cast<zrt::DeclareArgOp>(op)) {
       auto type = cast<RankedTensorType>(arg.getType());
       int64_t numel = type.getNumElements();
       zrt::Role role = arg.getRole();
       bool isInt = role == zrt::Role::Labels || role == zrt::Role::Tokens ||
                    role == zrt::Role::Targets || role == zrt::Role::Positions;
-      int64_t size = isInt ? 4 : (type.getElementType().isBF16() ? 2 : 4);
+      // Floats, and 16-byte exact accumulators (--deterministic).
+      int64_t size =
+          isInt ? 4 : (type.getElementType().getIntOrFloatBitWidth() + 7) / 8;
       int64_t count = arg.getSharded()
                           ? sharding::shardSize(numel, facts.worldSize)
                           : numel;

@@ -63,6 +63,9 @@ struct PlannedArenas {
 /// The model and placement facts the ZeRO formulas need.
 struct ProgramFacts {
   int64_t worldSize = 1, stage = 0, microBatches = 1;
+  /// --deterministic: the rows each rank computes per micro-batch (0: the
+  /// program's sums are in floating point).
+  int64_t deterministicChunkRows = 0;
   int64_t numParams = 0;  // Psi
   int64_t paramBytes = 0; // bytes per parameter element (2 or 4)
   /// Times the gradients are reduced per step: once per micro-batch, or

@@ -45,6 +45,10 @@ inline constexpr llvm::StringLiteral kHFConfigAttrName = "nn.hf_config";
 /// Function attribute: micro-batches accumulated per optimizer step.
 inline constexpr llvm::StringLiteral kMicroBatchesAttrName =
     "zero.micro_batches";
+/// Module attribute of a --deterministic program (zero-exact-sums): the
+/// rows each rank computes per micro-batch.
+inline constexpr llvm::StringLiteral kDeterministicAttrName =
+    "zero.deterministic";
 /// Argument attribute: the whole tensor's type of a sharded argument.
 inline constexpr llvm::StringLiteral kUnshardedTypeAttrName =
     "zero.unsharded_type";

@@ -62,6 +62,16 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
                      "of the sums); float32 gradients are always reduced in "
                      "fp32"),
       llvm::cl::value_desc("bf16|fp32"), llvm::cl::init("bf16")};
+  Option<bool> deterministic{
+      *this, "deterministic",
+      llvm::cl::desc("Exact sums: every gradient, loss and norm is added "
+                     "across ranks and micro-batches in 128-bit fixed point "
+                     "(order-independent), so runs whose ranks compute the "
+                     "same chunk (--batch / --world-size rows per "
+                     "micro-batch) give bitwise identical losses and weights "
+                     "at every world size and stage; float32 only, local "
+                     "accumulation, CPU backend"),
+      llvm::cl::init(false)};
   Option<int64_t> prefetch{
       *this, "prefetch",
       llvm::cl::desc("Overlap: all-gathers started ahead of their turn "

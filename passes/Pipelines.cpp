@@ -46,6 +46,9 @@ std::string StageOptions::check() const {
     os << "--accumulate=" << accumulate
        << " chooses where --grad-accum=K micro-batches are reduced; it needs "
           "--grad-accum of 2 or more";
+  else if (deterministic && accumulate == "sharded")
+    os << "--deterministic adds each rank's own gradients exactly and "
+          "reduces them once per step; it cannot take --accumulate=sharded";
   else if (reduceDtype != "bf16" && reduceDtype != "fp32")
     os << "--reduce-dtype=" << reduceDtype
        << " is not a reduction type; use bf16 or fp32";
@@ -104,7 +107,10 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   }
   pm.addPass(createClipGradNorm());
   StringRef accumulate = options.accumulate;
-  if (accumulate == "auto" && options.gradAccum > 1 &&
+  if (options.deterministic) {
+    // Exact sums need each rank's own gradients accumulated.
+    accumulate = "local";
+  } else if (accumulate == "auto" && options.gradAccum > 1 &&
       !options.memoryLimit.empty()) {
     // The choice needs the planned program's peak: a trial compile.
     std::string text;
@@ -123,6 +129,8 @@ void buildProgramPipeline(OpPassManager &pm, const StageOptions &options,
   pm.addPass(createAccumulateGradients({options.gradAccum, accumulate.str()}));
   if (options.reduceDtype == "fp32")
     pm.addPass(createFp32Reductions());
+  if (options.deterministic)
+    pm.addPass(createExactSums());
   pm.addPass(createExtractEval());
   if (options.bucketBytes > 0)
     pm.addPass(createBucketCollectives({options.bucketBytes,

@@ -210,6 +210,11 @@ LogicalResult emitProgramDescription(func::FuncOp trainStep,
       shape->numFeatures, shape->numClasses);
   zrt::DeclareMicroBatchesOp::create(
       b, loc, std::max<int64_t>(1, intAttr(kMicroBatchesAttrName)));
+  // zero-exact-sums' chunk, moved into the program.
+  if (auto chunk = module->getAttrOfType<IntegerAttr>(kDeterministicAttrName)) {
+    zrt::DeclareDeterministicOp::create(b, loc, chunk.getInt());
+    module->removeAttr(kDeterministicAttrName);
+  }
   // The frontend's config.json of a transformer, moved into the program.
   if (auto config = module->getAttrOfType<StringAttr>(kHFConfigAttrName)) {
     zrt::DeclareHfConfigOp::create(b, loc, config);

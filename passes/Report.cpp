@@ -200,6 +200,11 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                         "{4} bytes\n",
                         m.stage, m.worldSize, m.microBatches, m.numParams,
                         m.paramBytes);
+    if (m.deterministicChunkRows)
+      os << llvm::formatv("deterministic: exact (128-bit fixed-point) sums "
+                          "of gradients, losses and norms; each rank "
+                          "computes chunks of {0} row(s) per micro-batch\n",
+                          m.deterministicChunkRows);
     os << "predicted peak memory per rank (bytes):\n";
     for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
       os << llvm::formatv("  {0,-12} {1,16}\n", kMemoryCategoryNames[c], l.peak[c]);
@@ -283,6 +288,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         {"stage", m.stage},
         {"world_size", m.worldSize},
         {"micro_batches", m.microBatches},
+        {"deterministic_chunk_rows", m.deterministicChunkRows},
         {"parameters", m.numParams},
         {"parameter_bytes", m.paramBytes},
         {"peak_memory_bytes", std::move(memory)},

@@ -184,7 +184,21 @@ std::optional<LogicalResult> lowerKernelCall(CallEmitter &emit, Operation *op) {
                  numel(s.getX()));
         return Result(success());
       })
-
+      .Case([&](AccumulateExactOp s) {
+        ZRT_CALL(zrt_accumulate_exact, dtype(s.getX()), p(s.getX()),
+                 p(s.getAcc()), numel(s.getX()));
+        return Result(success());
+      })
+      .Case([&](SumSquaresExactOp s) {
+        ZRT_CALL(zrt_sum_squares_exact, dtype(s.getX()), p(s.getX()),
+                 p(s.getAcc()), numel(s.getX()));
+        return Result(success());
+      })
+      .Case([&](FromExactOp s) {
+        ZRT_CALL(zrt_from_exact, p(s.getExact()), p(s.getOut()),
+                 numel(s.getExact()));
+        return Result(success());
+      })
       .Case([&](ClipCoefficientOp c) {
         ZRT_CALL(zrt_clip_coefficient, p(c.getTotalSq()), p(c.getMaxNorm()),
                  p(c.getCoefficient()));

@@ -66,10 +66,14 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
         ZRT_CALL(zrt_declare_arg, I64{int64_t(d.getIndex())},
                  Str{d.getName()},
                  I32{int32_t(d.getRole())},
-                 I32{type.getElementType().isBF16() ? ZRT_BF16 : ZRT_F32},
+                 I32{getElementDType(type.getElementType())},
                  I32{int32_t(type.getRank())}, dims[0], dims[1], dims[2],
                  dims[3], flag(d.getSharded()), I32{int32_t(d.getInit())},
                  f32(d.getInitScale()));
+        return success();
+      })
+      .Case([&](DeclareDeterministicOp d) {
+        ZRT_CALL(zrt_declare_deterministic, I64{int64_t(d.getChunkRows())});
         return success();
       })
       .Case([&](DeclareCollectivePlanOp d) {

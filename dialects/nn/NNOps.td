@@ -55,6 +55,10 @@ def NN_FloatVector : 1DTensorOf<[F32, BF16]>;
 def NN_F32Tensor : RankedTensorOf<[F32]>;
 def NN_F32Scalar : 0DTensorOf<[F32]>;
 def NN_LabelVector : 1DTensorOf<[I32]>;
+// The exact accumulators of --deterministic: 128-bit fixed point, the
+// runtime's ZRT_EXACT (value * 2^64 as a two's-complement integer).
+def NN_ExactTensor : RankedTensorOf<[I<128>]>;
+def NN_ExactScalar : 0DTensorOf<[I<128>]>;
 
 //===----------------------------------------------------------------------===//
 // Forward ops

@@ -203,6 +203,23 @@ LogicalResult SliceColsGradOp::verify() {
   return verifyColumnBlock(*this, getResult(), getResultGrad(), getOffset());
 }
 
+LogicalResult AccumulateExactOp::verify() {
+  if (getAcc().getType().getShape() != getInput().getType().getShape() ||
+      getAcc().getType() != getResult().getType())
+    return emitOpError("(C1) the accumulator, the input and the result must "
+                       "have the same shape: ")
+           << getAcc().getType() << ", " << getInput().getType() << " -> "
+           << getResult().getType();
+  return success();
+}
+
+LogicalResult FromExactOp::verify() {
+  if (getInput().getType().getShape() != getResult().getType().getShape())
+    return emitOpError("(C1) cannot change the shape: ")
+           << getInput().getType() << " -> " << getResult().getType();
+  return success();
+}
+
 LogicalResult CastOp::verify() {
   if (getInput().getType().getShape() != getResult().getType().getShape())
     return emitOpError("(C1) cannot change the shape: ")

@@ -404,6 +404,75 @@ def NN_SumSquaresOp : NN_Op<"sum_squares"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Exact sums (--deterministic)
+//===----------------------------------------------------------------------===//
+
+def NN_AccumulateExactOp : NN_Op<"accumulate_exact"> {
+  let summary = "adds a float tensor into an exact accumulator";
+  let description = [{
+    `acc + exact(input)` element by element. An exact accumulator holds
+    each value times 2^64 as a 128-bit integer (the runtime's `ZRT_EXACT`),
+    so sums of them are exact and do not depend on their order: under
+    `--deterministic` every gradient, loss and norm is summed this way
+    across micro-batches and ranks. A non-finite input (or one of magnitude
+    2^62 or more) makes the element "not a number", which stays so.
+
+    ```mlir
+    %sum = nn.accumulate_exact %acc, %g : tensor<64x32xi128>, tensor<64x32xf32> -> tensor<64x32xi128>
+    ```
+
+    Constraints:
+    - (C1) `acc`, `input` and the result have the same shape.
+  }];
+  let arguments = (ins NN_ExactTensor:$acc, NN_FloatTensor:$input);
+  let results = (outs NN_ExactTensor:$result);
+  let assemblyFormat = [{
+    $acc `,` $input attr-dict `:` type($acc) `,` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_SumSquaresExactOp : NN_Op<"sum_squares_exact"> {
+  let summary = "adds the exact sum of the squared elements to an accumulator";
+  let description = [{
+    `acc + sum_i exact(input[i]^2)`, each square computed exactly: the
+    gradient norm under `--deterministic`, the same whatever part of the
+    gradient each rank holds. `param` names the parameter, as for
+    `nn.sum_squares`.
+
+    ```mlir
+    %t = nn.sum_squares_exact %acc, %g of "fc0.weight" : tensor<i128>, tensor<96xf32> -> tensor<i128>
+    ```
+  }];
+  let arguments = (ins NN_ExactScalar:$acc, NN_FloatTensor:$input,
+                       OptionalAttr<StrAttr>:$param);
+  let results = (outs NN_ExactScalar:$result);
+  let assemblyFormat = [{
+    $acc `,` $input (`of` $param^)? attr-dict `:` type($acc) `,` type($input)
+    `->` type($result)
+  }];
+}
+
+def NN_FromExactOp : NN_Op<"from_exact"> {
+  let summary = "the float32 nearest to each element of an exact accumulator";
+  let description = [{
+    Converts an exact sum back to float32, once, after every addition
+    (a "not a number" element becomes NaN).
+
+    ```mlir
+    %g = nn.from_exact %sum : tensor<64x32xi128> -> tensor<64x32xf32>
+    ```
+
+    Constraints:
+    - (C1) input and result have the same shape.
+  }];
+  let arguments = (ins NN_ExactTensor:$input);
+  let results = (outs NN_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def NN_ClipCoefficientOp : NN_Op<"clip_coefficient",
     [SameOperandsAndResultType]> {
   let summary = "the gradient scale of global-norm clipping";

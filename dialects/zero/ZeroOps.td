@@ -14,8 +14,10 @@ include "dialects/zero/ZeroInterfaces.td"
 class Zero_Op<string mnemonic, list<Trait> traits = []>
     : Op<Zero_Dialect, mnemonic, traits>;
 
-def Zero_Shard : 1DTensorOf<[F32, BF16]>;
-def Zero_AnyTensor : RankedTensorOf<[F32, BF16]>;
+// Float tensors, and the exact accumulators of --deterministic (i128), which
+// gradient reductions sum exactly.
+def Zero_Shard : 1DTensorOf<[F32, BF16, I128]>;
+def Zero_AnyTensor : RankedTensorOf<[F32, BF16, I128]>;
 
 //===----------------------------------------------------------------------===//
 // The data-parallel group

@@ -96,8 +96,15 @@ int64_t getByteSize(Value buffer) {
   return bytes;
 }
 
+zrt_dtype getElementDType(Type element) {
+  if (element.isBF16())
+    return ZRT_BF16;
+  if (element.isInteger(128))
+    return ZRT_EXACT;
+  return ZRT_F32;
+}
+
 zrt_dtype getDType(Value buffer) {
-  Type element = cast<MemRefType>(buffer.getType()).getElementType();
-  return element.isBF16() ? ZRT_BF16 : ZRT_F32;
+  return getElementDType(cast<MemRefType>(buffer.getType()).getElementType());
 }
 } // namespace zero::zrt

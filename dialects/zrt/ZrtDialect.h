@@ -18,9 +18,11 @@ int64_t getNumElements(mlir::Value buffer);
 int64_t getElementBytes(mlir::Value buffer);
 /// Bytes of a buffer, saturated at INT64_MAX.
 int64_t getByteSize(mlir::Value buffer);
-/// The zrt_dtype of a buffer of floats (int32 buffers report f32, as the
-/// runtime knows which arguments are int32).
+/// The zrt_dtype of a buffer of floats or exact accumulators (int32 buffers
+/// report f32, as the runtime knows which arguments are int32).
 zrt_dtype getDType(mlir::Value buffer);
+/// The same, of an element type.
+zrt_dtype getElementDType(mlir::Type element);
 } // namespace zero::zrt
 
 #include "dialects/zrt/ZrtDialect.h.inc"

@@ -263,6 +263,23 @@ LogicalResult SliceColsGradOp::verify() {
   return verifySlice(*this, getDx(), getDy(), getOffset());
 }
 
+LogicalResult AccumulateExactOp::verify() {
+  return checkElements(*this, "the accumulator", getAcc(),
+                       getNumElements(getX()));
+}
+
+LogicalResult SumSquaresExactOp::verify() {
+  if (getNumElements(getAcc()) != 1)
+    return emitOpError("expects a one-element accumulator, got ")
+           << getAcc().getType();
+  return success();
+}
+
+LogicalResult FromExactOp::verify() {
+  return checkElements(*this, "the output", getOut(),
+                       getNumElements(getExact()));
+}
+
 LogicalResult WatchGradientOp::verify() {
   if (getNumElements(getSumSquares()) != 1)
     return emitOpError("expects a one-element squared norm, got ")

@@ -31,8 +31,13 @@ def Zrt_HandleType : TypeDef<Zrt_Dialect, "Handle"> {
 }
 
 // A buffer: the memory of one tensor, with its shape and element type.
-def Zrt_Buffer : StaticShapeMemRefOf<[F32, BF16, I32]>;
+def Zrt_Buffer : StaticShapeMemRefOf<[F32, BF16, I32, I128]>;
 def Zrt_FloatBuffer : StaticShapeMemRefOf<[F32, BF16]>;
+// ZRT_EXACT: the exact accumulators of --deterministic (zrt.h).
+def Zrt_ExactBuffer : StaticShapeMemRefOf<[I128]>;
+// What fills and collectives move: floats, and exact accumulators (summed
+// exactly by the reductions).
+def Zrt_SummableBuffer : StaticShapeMemRefOf<[F32, BF16, I128]>;
 def Zrt_F32Buffer : StaticShapeMemRefOf<[F32]>;
 def Zrt_IdBuffer : StaticShapeMemRefOf<[I32]>;
 def Zrt_Matrix : ConfinedType<MemRefRankOf<[F32, BF16], [2]>, [HasStaticShapePred],
@@ -71,6 +76,24 @@ def Zrt_DeclareProgramOp : Zrt_Op<"declare_program"> {
     `world_size` $world_size `stage` $stage `task` $task `batch` $global_batch
     `x` $seq_len `features` $num_features `classes` $num_classes attr-dict
   }];
+}
+
+def Zrt_DeclareDeterministicOp : Zrt_Op<"declare_deterministic"> {
+  let summary = "declares a --deterministic program and its chunk";
+  let description = [{
+    `zrt_declare_deterministic`: every sum across ranks and micro-batches is
+    exact, and the loss the step writes is one `ZRT_EXACT` element, which
+    the runtime sums exactly over the micro-batches. `chunk_rows` is what
+    each rank computes per micro-batch (examples, or sequences): runs with
+    the same chunk give bitwise identical results at every world size and
+    stage.
+
+    ```mlir
+    zrt.declare_deterministic chunk_rows(2)
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$chunk_rows);
+  let assemblyFormat = "`chunk_rows` `(` $chunk_rows `)` attr-dict";
 }
 
 def Zrt_DeclareMicroBatchesOp : Zrt_Op<"declare_micro_batches"> {
@@ -243,7 +266,7 @@ def Zrt_CopyOp : Zrt_Op<"copy"> {
 
 def Zrt_FillOp : Zrt_Op<"fill"> {
   let summary = "sets every element of a buffer to a value";
-  let arguments = (ins Zrt_FloatBuffer:$dst, F32Attr:$value);
+  let arguments = (ins Zrt_SummableBuffer:$dst, F32Attr:$value);
   let assemblyFormat = "$dst `with` $value attr-dict `:` type($dst)";
 }
 
@@ -552,6 +575,31 @@ def Zrt_SumSquaresOp : Zrt_Op<"sum_squares"> {
   let assemblyFormat = "$x `->` $out attr-dict `:` type($x) `->` type($out)";
 }
 
+def Zrt_AccumulateExactOp : Zrt_Op<"accumulate_exact"> {
+  let summary = "acc[i] += exact(x[i])";
+  let description = [{
+    `zrt_accumulate_exact`: adds the float buffer `x` into the exact
+    accumulator `acc` (in place), element by element.
+  }];
+  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_ExactBuffer:$acc);
+  let assemblyFormat = "$x `into` $acc attr-dict `:` type($x) `into` type($acc)";
+  let hasVerifier = 1;
+}
+
+def Zrt_SumSquaresExactOp : Zrt_Op<"sum_squares_exact"> {
+  let summary = "acc[0] += sum of exact(x[i]^2)";
+  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_ExactBuffer:$acc);
+  let assemblyFormat = "$x `into` $acc attr-dict `:` type($x) `into` type($acc)";
+  let hasVerifier = 1;
+}
+
+def Zrt_FromExactOp : Zrt_Op<"from_exact"> {
+  let summary = "out[i] = the float32 nearest to exact[i]";
+  let arguments = (ins Zrt_ExactBuffer:$exact, Zrt_F32Buffer:$out);
+  let assemblyFormat = "$exact `->` $out attr-dict `:` type($exact) `->` type($out)";
+  let hasVerifier = 1;
+}
+
 def Zrt_WatchGradientOp : Zrt_Op<"watch_gradient"> {
   let summary = "shows the runtime a gradient's squared norm, by name";
   let description = [{
@@ -620,7 +668,8 @@ class Zrt_CollectiveOp<string mnemonic, string kind, string summaryText,
   let summary = summaryText;
   // `label`: the tensor or bucket moved ("fc1.weight", "bucket of 4: ..."),
   // which the runtime's watchdog names when the collective stalls.
-  let arguments = (ins Zrt_FloatBuffer:$input, Zrt_FloatBuffer:$output,
+  let arguments = (ins Zrt_SummableBuffer:$input,
+                       Zrt_SummableBuffer:$output,
                        OptionalAttr<I64Attr>:$staging_offset,
                        OptionalAttr<StrAttr>:$label);
   let hasVerifier = 1;

@@ -28,14 +28,27 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 14
+#define ZRT_ABI_VERSION 15
 
 typedef struct zrt_context zrt_context;
 
 /* Element types of float tensors. bf16 is stored as the upper 16 bits of an
  * IEEE float32 (round-to-nearest-even on conversion); kernels compute and
  * accumulate in float32 whatever the storage type. */
-typedef enum zrt_dtype { ZRT_F32 = 0, ZRT_BF16 = 1 } zrt_dtype;
+typedef enum zrt_dtype { ZRT_F32 = 0, ZRT_BF16 = 1, ZRT_EXACT = 2 } zrt_dtype;
+
+/* ZRT_EXACT is not a float type: it is the exact accumulator of
+ * --deterministic programs (zrt_declare_deterministic). Each element is a
+ * two's-complement 128-bit integer (16 bytes, the layout of GCC's __int128)
+ * holding value * 2^ZRT_EXACT_FRACTION_BITS, so sums of them are exact and
+ * do not depend on their order. A float x converts to it as
+ * x * 2^64 rounded to nearest even; a non-finite x, or |x| >= 2^62, gives
+ * ZRT_EXACT_NAN, and so does a sum that overflows. ZRT_EXACT_NAN (INT128_MIN)
+ * stays NaN through sums and converts back to a float NaN. Only the exact
+ * kernels (zrt_accumulate_exact, zrt_sum_squares_exact, zrt_from_exact),
+ * zrt_fill (of 0), zrt_copy, zrt_shard_slice and the collectives (whose
+ * sums are then exact) take it. */
+#define ZRT_EXACT_FRACTION_BITS 64
 
 /*===--- Program description ----------------------------------------------===*
  * A generated program exports four functions (names below). The runtime's
@@ -70,9 +83,10 @@ typedef enum zrt_role {
                             and loaded like that parameter                */
   ZRT_ROLE_MAX_NORM = 11,/* scalar float32 gradient-clipping threshold
                             (--clip-grad-norm; 0 disables clipping)       */
-  ZRT_ROLE_GRAD_ACCUM = 12,/* float32 accumulator of the reduced gradient
-                            of the named parameter (full or shard) over
-                            the micro-batches of a step; zeroed          */
+  ZRT_ROLE_GRAD_ACCUM = 12,/* float32 (ZRT_EXACT under --deterministic)
+                            accumulator of the gradient of the named
+                            parameter (full or shard) over the
+                            micro-batches of a step; zeroed              */
   ZRT_ROLE_BETA1 = 13,   /* scalar float32 AdamW beta1 (--adam-beta1)     */
   ZRT_ROLE_BETA2 = 14,   /* scalar float32 AdamW beta2 (--adam-beta2)     */
   ZRT_ROLE_EPS = 15,     /* scalar float32 AdamW epsilon (--adam-eps)     */
@@ -179,18 +193,33 @@ void zrt_declare_collective_plan(zrt_context *ctx, int64_t sequence,
                                  int64_t queued_ns, int64_t transfer_ns,
                                  int64_t exposed_ns);
 
+/* A --deterministic program (zero-opt --deterministic): every sum across
+ * ranks or micro-batches is exact (ZRT_EXACT accumulators reduced by exact
+ * sums), so the results do not depend on how the global batch is spread
+ * over ranks. The loss that zero_program_step and zero_program_eval write is
+ * then one ZRT_EXACT element (16 bytes, the exact sum over the ranks of
+ * their chunks' losses), which the runtime sums exactly over the
+ * micro-batches and converts once. `chunk_rows` is what each rank computes
+ * per micro-batch (global batch / (world size x micro-batches) rows): runs
+ * with the same chunk_rows compute every chunk's gradient from the same
+ * kernels on the same shapes, so their losses and weights are bitwise
+ * identical at every world size and ZeRO stage. Declared at most once,
+ * after zrt_declare_program. */
+void zrt_declare_deterministic(zrt_context *ctx, int64_t chunk_rows);
+
 /* Exported by the generated object (not by libzrt). */
 void zero_program_describe(zrt_context *ctx);
 /* `args[i]` is the buffer of argument i; `loss` receives this micro-batch's
  * share of the step's global mean loss (the same value on every rank): the
- * step's loss is the sum over its micro-batches. */
-void zero_program_step(zrt_context *ctx, void **args, float *loss);
+ * step's loss is the sum over its micro-batches. `loss` is one float32,
+ * or one ZRT_EXACT element in a --deterministic program. */
+void zero_program_step(zrt_context *ctx, void **args, void *loss);
 /* The optimizer step after the micro-batches (empty without gradient
  * accumulation, where zero_program_step updates the state itself). */
 void zero_program_apply(zrt_context *ctx, void **args);
 /* Validation: the loss of zero_program_step on the same arguments, from the
  * forward alone (no gradient, no update, no argument written). */
-void zero_program_eval(zrt_context *ctx, void **args, float *loss);
+void zero_program_eval(zrt_context *ctx, void **args, void *loss);
 
 /*===--- Memory -----------------------------------------------------------===*/
 

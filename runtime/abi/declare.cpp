@@ -1,4 +1,4 @@
-//===- declare.cpp - zrt_declare_program, _micro_batches, _arg ------------===//
+//===- declare.cpp - zrt_declare_program, _arg and the others -------------===//
 //
 // What zero_program_describe declares: the program and its step arguments.
 // Declarations are only recorded here; the driver validates them all at once
@@ -20,9 +20,23 @@ extern "C" void zrt_declare_program(zrt_context *ctx, int64_t abiVersion,
                                     int64_t numClasses) {
   if (ctx->program.declared)
     fatal("zrt_declare_program called twice");
-  ctx->program = {true,   abiVersion,  worldSize,  stage,
-                  task,   globalBatch, seqLen,     numFeatures,
-                  numClasses, /*microBatches=*/1, /*hfConfig=*/""};
+  ctx->program = {true,       abiVersion,  worldSize,
+                  stage,      task,        globalBatch,
+                  seqLen,     numFeatures, numClasses,
+                  /*microBatches=*/1, /*hfConfig=*/"",
+                  /*deterministic=*/false, /*chunkRows=*/0};
+}
+
+extern "C" void zrt_declare_deterministic(zrt_context *ctx,
+                                          int64_t chunkRows) {
+  // zrt_declare_program would overwrite it; a second one is a compiler bug.
+  if (!ctx->program.declared)
+    fatal("zrt_declare_deterministic called before zrt_declare_program");
+  if (ctx->program.deterministic)
+    fatal("zrt_declare_deterministic called twice");
+  // The chunk is checked with the rest of the declarations (program.cpp).
+  ctx->program.deterministic = true;
+  ctx->program.chunkRows = chunkRows;
 }
 
 extern "C" void zrt_declare_micro_batches(zrt_context *ctx,

@@ -51,6 +51,9 @@ uint64_t programHash(const zrt_context *ctx) {
                     p.globalBatch, p.seqLen, p.numFeatures, p.numClasses,
                     p.microBatches})
     h.value(v);
+  // Only when declared, so that other programs keep their hash.
+  if (p.deterministic)
+    h.value(p.chunkRows);
   h.value<uint64_t>(ctx->args.size());
   for (const ArgDesc &arg : ctx->args) {
     h.text(arg.name);

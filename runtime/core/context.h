@@ -37,6 +37,10 @@ struct ProgramDesc {
   int64_t numClasses = 0;
   int64_t microBatches = 1; // zrt_declare_micro_batches
   std::string hfConfig;      // zrt_declare_hf_config; empty if none
+  /// zrt_declare_deterministic: exact sums (ZRT_EXACT), a ZRT_EXACT loss,
+  /// and the rows each rank computes per micro-batch.
+  bool deterministic = false;
+  int64_t chunkRows = 0;
 };
 
 /// What zrt_declare_arg recorded for one step argument, unchecked: the

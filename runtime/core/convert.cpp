@@ -1,6 +1,7 @@
 //===- convert.cpp - Element types as the core sees them ------------------===//
 
 #include "core/convert.h"
+#include "core/exact.h"
 
 #include "core/bf16.h"
 
@@ -34,6 +35,8 @@ int64_t dtypeBytes(int32_t dtype) {
     return 4;
   case ZRT_BF16:
     return 2;
+  case ZRT_EXACT:
+    return 16;
   }
   return 0;
 }
@@ -44,12 +47,19 @@ const char *dtypeName(int32_t dtype) {
     return "f32";
   case ZRT_BF16:
     return "bf16";
+  case ZRT_EXACT:
+    return "exact";
   }
   return "unknown dtype";
 }
 
 void storeFloats(int32_t dtype, const float *src, void *dst, int64_t first,
                  int64_t count) {
+  if (dtype == ZRT_EXACT) {
+    for (int64_t i = 0; i < count; ++i)
+      storeExact(dst, first + i, toExact(src[i]));
+    return;
+  }
   if (dtype == ZRT_BF16) {
     uint16_t *out = (uint16_t *)dst + first;
     for (int64_t i = 0; i < count; ++i)

@@ -19,13 +19,14 @@ float bf16BitsToFloat(uint16_t bits);
 /// IEEE half (binary16) bits -> float32, exact (subnormals included).
 float f16BitsToFloat(uint16_t bits);
 
-/// Bytes per element of a zrt_dtype, or 0 for an unknown one.
+/// Bytes per element of a zrt_dtype (16 for ZRT_EXACT), or 0 for an
+/// unknown one.
 int64_t dtypeBytes(int32_t dtype);
-/// "f32", "bf16" or "dtype <n>".
+/// "f32", "bf16", "exact" or "unknown dtype".
 const char *dtypeName(int32_t dtype);
 
 /// Stores `count` floats into `dst` (a buffer of `dtype`) from element
-/// `first` on.
+/// `first` on (into ZRT_EXACT as exact(value), core/exact.h).
 void storeFloats(int32_t dtype, const float *src, void *dst, int64_t first,
                  int64_t count);
 

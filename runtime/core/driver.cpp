@@ -18,6 +18,7 @@
 #include "core/checkpoint.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "core/exact.h"
 #include "core/flags.h"
 #include "core/ledger.h"
 #include "core/program.h"
@@ -297,26 +298,56 @@ struct ProgramEntries {
   zrt_step_fn eval = nullptr;
 };
 
+/// What one call of the step or validation function wrote: a float32, or
+/// in a --deterministic program one ZRT_EXACT element.
+struct MicroLoss {
+  float value = 0;
+  Exact exact = 0;
+};
+
+/// A sum of micro-batch losses: in float32 (`sum`, as before), or exactly
+/// in a --deterministic program, converted once by value().
+struct LossSum {
+  bool exact = false;
+  double sum = 0;
+  Exact exactSum = 0;
+
+  void add(const MicroLoss &loss) {
+    if (exact)
+      exactSum = exactAdd(exactSum, loss.exact);
+    else
+      sum += loss.value;
+  }
+  double value() const { return exact ? (double)fromExact(exactSum) : sum; }
+};
+
 /// Runs `fn` (the step or the validation step) on the arguments, waits for
 /// it, and returns the loss it wrote; the time is added to `seconds`.
 /// On a device the program writes its loss into device memory (with
 /// zrt_copy) and the kernels run asynchronously: the time includes waiting
-/// for them, and the loss is read back once they are done.
-static float runLossFunction(zrt_context *ctx, zrt_step_fn fn,
-                             std::vector<void *> &buffers, double &seconds) {
+/// for them, and the loss is read back once they are done. A
+/// --deterministic program writes a ZRT_EXACT loss, into host memory: it
+/// never runs on a device (zrt_run refuses it there).
+static MicroLoss runLossFunction(zrt_context *ctx, zrt_step_fn fn,
+                                 std::vector<void *> &buffers,
+                                 double &seconds) {
   bool onDevice = !ctx->runtime->hostAddressable();
-  float loss = 0;
-  float *lossOut = &loss;
-  if (onDevice) {
+  MicroLoss loss;
+  void *lossOut = &loss.value;
+  if (ctx->program.deterministic) {
+    if (onDevice)
+      fatal("a --deterministic program reached a device backend");
+    lossOut = &loss.exact;
+  } else if (onDevice) {
     lossOut = ctx->runtime->stepScalars() + DeviceRuntime::kLoss;
-    copyToDevice(ctx, lossOut, &loss, sizeof(float));
+    copyToDevice(ctx, lossOut, &loss.value, sizeof(float));
   }
   double start = wallSeconds();
   fn(ctx, buffers.data(), lossOut);
   synchronizeDevice(ctx);
   seconds += wallSeconds() - start;
   if (onDevice)
-    copyToHost(ctx, &loss, lossOut, sizeof(float));
+    copyToHost(ctx, &loss.value, lossOut, sizeof(float));
   return loss;
 }
 
@@ -327,15 +358,21 @@ static StepResult runStep(zrt_context *ctx, int64_t step,
                           double &seconds) {
   Tracer *tracer = ctx->tracer.get();
   int64_t traceBegin = tracer ? tracer->now() : 0;
-  // Each micro-batch's loss is its share of the step's mean.
+  // Each micro-batch's loss is its share of the step's mean: summed in
+  // float32, or exactly and converted once (--deterministic).
   float loss = 0;
+  Exact exactLoss = 0;
   ctx->gradNormRecorded = false;
   ctx->position = {step + 1, /*validation=*/false, /*collectives=*/0};
   ctx->gradientWatch.params.clear();
   ctx->gradientWatch.firstNonFinite = -1;
   for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
     batches.fill(step, micro, buffers, options);
-    loss += runLossFunction(ctx, program.step, buffers, seconds);
+    MicroLoss written = runLossFunction(ctx, program.step, buffers, seconds);
+    if (ctx->program.deterministic)
+      exactLoss = exactAdd(exactLoss, written.exact);
+    else
+      loss += written.value;
   }
   if (program.apply) {
     double start = wallSeconds();
@@ -347,7 +384,7 @@ static StepResult runStep(zrt_context *ctx, int64_t step,
     tracer->record(Tracer::Compute, "step " + std::to_string(step + 1), "step",
                    traceBegin, tracer->now());
   StepResult result;
-  result.loss = loss;
+  result.loss = ctx->program.deterministic ? fromExact(exactLoss) : loss;
   if (ctx->gradNormRecorded) {
     // Written by the apply (or the last micro-step), which synchronised.
     float squared = 0;
@@ -383,14 +420,17 @@ public:
   void run(int64_t step, std::vector<void *> &buffers, FILE *json) {
     Tracer *tracer = ctx->tracer.get();
     int64_t traceBegin = tracer ? tracer->now() : 0;
-    double seconds = 0, sum = 0;
+    double seconds = 0;
+    // In double, or exactly and converted once (--deterministic).
+    LossSum sum;
+    sum.exact = ctx->program.deterministic;
     ctx->position = {step, /*validation=*/true, /*collectives=*/0};
     for (int64_t batch = 0; batch < options.evalSteps; ++batch)
       for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
         batches.fill(batch, micro, buffers, options);
-        sum += runLossFunction(ctx, eval, buffers, seconds);
+        sum.add(runLossFunction(ctx, eval, buffers, seconds));
       }
-    double loss = sum / options.evalSteps;
+    double loss = sum.value() / options.evalSteps;
     if (tracer)
       tracer->record(Tracer::Compute, "validation", "step", traceBegin,
                      tracer->now());
@@ -578,11 +618,23 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   error = options.calibrate.empty() ? checkFlagsForTask(ctx, options) : "";
   if (!error.empty())
     leaveAll(ctx, error, ExitBadFlags);
-  // Before anything is allocated: the backend owns the memory.
+  // Before anything is allocated: the backend owns the memory. The exact
+  // sums of a --deterministic program (128-bit integers) have no NCCL
+  // reduction: --device=auto picks the CPU for it, a device is refused.
+  bool deterministic = ctx->program.deterministic;
   std::string banner;
-  error = selectDevice(ctx, options.device, banner);
+  error = selectDevice(
+      ctx, deterministic && options.device == "auto" ? "cpu" : options.device,
+      banner);
   if (!error.empty())
     leaveAll(ctx, error, ExitBadFlags);
+  if (deterministic && !ctx->runtime->hostAddressable())
+    leaveAll(ctx,
+             "this program was compiled with --deterministic: its exact sums "
+             "run on the CPU backend only; run it with --device=cpu (or "
+             "--device=auto, which picks the CPU for it), or recompile it "
+             "without --deterministic to train on the GPU",
+             ExitBadFlags);
 
   if (!options.calibrate.empty()) {
     error = calibrate(ctx, options.calibrate);
@@ -607,6 +659,12 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   if (ctx->rank == 0)
     std::printf("%s\n", banner.c_str());
   printProgram(ctx);
+  if (deterministic && ctx->rank == 0)
+    std::printf("deterministic: exact sums; each rank computes chunks of "
+                "%lld rows per micro-batch (global batch / (world size x "
+                "grad-accum)); runs with the same chunk size give bitwise "
+                "identical results\n",
+                (long long)ctx->program.chunkRows);
   std::vector<void *> buffers = allocateArgs(ctx);
   int64_t firstStep = initialise(ctx, options, buffers);
   // After initialise: a resumed run takes the checkpoint's seed.

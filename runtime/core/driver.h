@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 typedef void (*zrt_describe_fn)(zrt_context *ctx);
-typedef void (*zrt_step_fn)(zrt_context *ctx, void **args, float *loss);
+typedef void (*zrt_step_fn)(zrt_context *ctx, void **args, void *loss);
 typedef void (*zrt_apply_fn)(zrt_context *ctx, void **args);
 
 /* Initialises MPI, parses the flags, runs the training loop and returns the

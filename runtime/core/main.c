@@ -11,7 +11,7 @@
  * hand-written test programs may not, and run without them. */
 extern void zero_program_apply(zrt_context *ctx, void **args)
     __attribute__((weak));
-extern void zero_program_eval(zrt_context *ctx, void **args, float *loss)
+extern void zero_program_eval(zrt_context *ctx, void **args, void *loss)
     __attribute__((weak));
 
 int main(int argc, char **argv) {

@@ -97,9 +97,12 @@ static std::string validateRole(const zrt_context *ctx, const ArgDesc &arg,
   std::string shape = shapeString(arg.dims.data(), arg.rank);
   bool lm = ctx->program.task == ZRT_TASK_LM;
   if (isState(arg.role)) {
-    if (arg.role != ZRT_ROLE_PARAM && arg.dtype != ZRT_F32)
+    bool exactAccum =
+        arg.role == ZRT_ROLE_GRAD_ACCUM && arg.dtype == ZRT_EXACT;
+    if (arg.role != ZRT_ROLE_PARAM && arg.dtype != ZRT_F32 && !exactAccum)
       return what + " is " + dtypeName(arg.dtype) +
-             "; moments, master weights and accumulators are f32";
+             "; moments, master weights and accumulators are f32 "
+             "(accumulators may also be exact)";
     if (arg.role == ZRT_ROLE_PARAM &&
         (arg.init < ZRT_INIT_ZEROS || arg.init > ZRT_INIT_ONES))
       return what + " has an unknown init " + str(arg.init);
@@ -141,7 +144,13 @@ static std::string validateArg(const zrt_context *ctx, const ArgDesc &arg,
   what = roleName(arg.role) + std::string(" ") + what;
   if (dtypeBytes(arg.dtype) == 0)
     return what + " has an unknown dtype " + str(arg.dtype) +
-           " (0 is f32, 1 is bf16)";
+           " (0 is f32, 1 is bf16, 2 is exact)";
+  // int32 roles ignore their dtype; every other float role but the
+  // accumulators is f32 or bf16.
+  if (arg.dtype == ZRT_EXACT && arg.role != ZRT_ROLE_GRAD_ACCUM &&
+      !isInt32(arg.role))
+    return what + " is exact (ZRT_EXACT); only gradient accumulators "
+                  "(grad_accum) can be";
   std::string error = validateShape(arg, what);
   return error.empty() ? validateRole(ctx, arg, what) : error;
 }
@@ -217,6 +226,17 @@ static std::string validateHeader(const zrt_context *ctx) {
     return "the global batch of " + str(p.globalBatch) +
            (p.task == ZRT_TASK_LM ? " sequences" : " rows") +
            " is not divisible by the world size " + str(p.worldSize);
+  if (p.deterministic) {
+    int64_t local = p.globalBatch / p.worldSize;
+    if (p.chunkRows < 1)
+      return "the program declares deterministic chunks of " +
+             str(p.chunkRows) + " rows; at least 1 is needed";
+    if (local % p.chunkRows != 0)
+      return "the program declares deterministic chunks of " +
+             str(p.chunkRows) + " rows, which do not divide this rank's " +
+             str(local) + (p.task == ZRT_TASK_LM ? " sequences" : " rows") +
+             " per micro-batch";
+  }
   return "";
 }
 

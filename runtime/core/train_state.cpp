@@ -43,6 +43,16 @@ bool isState(int32_t role) {
          role == ZRT_ROLE_GRAD_ACCUM;
 }
 
+/// The state arguments a checkpoint stores: all but the exact accumulators
+/// of a --deterministic program (ZRT_EXACT, 16 bytes per element), which
+/// are zero between steps, as every accumulator is, and would otherwise
+/// make each checkpoint hold four times the model in zeros. Loading leaves
+/// them as allocated (zero), whatever the checkpoint holds under their name.
+bool isSaved(const ArgDesc &arg) {
+  return isState(arg.role) &&
+         !(arg.role == ZRT_ROLE_GRAD_ACCUM && arg.dtype == ZRT_EXACT);
+}
+
 std::string tensorKey(const ArgDesc &arg) {
   return std::string(roleName(arg.role)) + "/" + arg.name;
 }
@@ -149,7 +159,7 @@ struct HashedWriter {
 std::vector<size_t> storedArgs(const zrt_context *ctx) {
   std::vector<size_t> stored;
   for (size_t i = 0; i < ctx->args.size(); ++i)
-    if (isState(ctx->args[i].role) && (ctx->args[i].sharded || ctx->rank == 0))
+    if (isSaved(ctx->args[i]) && (ctx->args[i].sharded || ctx->rank == 0))
       stored.push_back(i);
   return stored;
 }
@@ -247,7 +257,7 @@ std::string indexText(const zrt_context *ctx, const TrainPosition &position,
                      ",\n  \"tensors\": {\n";
   bool first = true;
   for (const ArgDesc &arg : ctx->args) {
-    if (!isState(arg.role))
+    if (!isSaved(arg))
       continue;
     std::string shape;
     for (int32_t d = 0; d < arg.rank; ++d)
@@ -434,7 +444,7 @@ std::string parseIndex(const std::string &dir, TrainStateIndex &index) {
 /// all do. Accumulators may be missing: they are zero between steps.
 std::string checkModel(const zrt_context *ctx, const TrainStateIndex &index) {
   for (const ArgDesc &arg : ctx->args) {
-    if (!isState(arg.role))
+    if (!isSaved(arg))
       continue;
     std::string key = tensorKey(arg);
     auto it = index.tensors.find(key);
@@ -552,7 +562,7 @@ std::string loadTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
   for (size_t i = 0; i < ctx->args.size() && error.empty(); ++i) {
     const ArgDesc &arg = ctx->args[i];
     auto tensorIt = index.tensors.find(tensorKey(arg));
-    if (!isState(arg.role) || tensorIt == index.tensors.end())
+    if (!isSaved(arg) || tensorIt == index.tensors.end())
       continue;
     const IndexTensor &saved = tensorIt->second;
     int64_t numel = arg.numel(), bytes = elementBytes(arg);

@@ -2,6 +2,7 @@
 
 #include "core/check.h"
 #include "core/context.h"
+#include "core/exact.h"
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
 
@@ -18,6 +19,12 @@ void zrt::cpu::copy(zrt_context *, const void *src, void *dst, int64_t bytes) {
 
 void zrt::cpu::fill(zrt_context *, int32_t dtype, void *dst, int64_t n,
                     float value) {
+  if (dtype == ZRT_EXACT) {
+    const Exact bits = toExact(value);
+    for (int64_t i = 0; i < n; ++i)
+      storeExact(dst, i, bits);
+    return;
+  }
   dispatchDtype("zrt_fill", dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < n; ++i)
@@ -52,6 +59,6 @@ void zrt::cpu::shardSlice(zrt_context *ctx, int32_t dtype, const void *full,
   int64_t kept = std::max<int64_t>(0, std::min(shardNumel, numel - first));
   if (kept > 0)
     std::memcpy(shard, (const char *)full + first * size, kept * size);
-  // Zero bits are 0.0 in both float32 and bf16.
+  // Zero bits are 0.0 in float32, bf16 and ZRT_EXACT.
   std::memset((char *)shard + kept * size, 0, (shardNumel - kept) * size);
 }

@@ -68,7 +68,7 @@ FloatOutput::FloatOutput(const char *kernel, int32_t dtype, void *data,
                          int64_t n)
     : ptr((float *)data), destination(data), dtype(dtype), n(n) {
   // Validates the dtype now, before the kernel writes anything.
-  dtypeSize(kernel, dtype);
+  floatDtypeSize(kernel, dtype);
   if (dtype != ZRT_F32)
     ptr = scratch.emplace(n).get();
 }

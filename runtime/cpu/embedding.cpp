@@ -32,7 +32,7 @@ static void checkIds(const char *kernel, const int32_t *ids, int64_t n,
 void zrt::cpu::embedding(zrt_context *, int32_t dtype, const int32_t *ids,
                          const void *table, void *out, int64_t n, int64_t vocab,
                          int64_t dim) {
-  int64_t rowBytes = dim * dtypeSize("zrt_embedding", dtype);
+  int64_t rowBytes = dim * floatDtypeSize("zrt_embedding", dtype);
   checkIds("zrt_embedding", ids, n, vocab);
   for (int64_t i = 0; i < n; ++i)
     std::memcpy((char *)out + i * rowBytes,
@@ -42,7 +42,7 @@ void zrt::cpu::embedding(zrt_context *, int32_t dtype, const int32_t *ids,
 void zrt::cpu::embeddingGrad(zrt_context *, int32_t dtype, const int32_t *ids,
                              const void *dout, void *dtable, int64_t n,
                              int64_t vocab, int64_t dim) {
-  int64_t size = dtypeSize("zrt_embedding_grad", dtype);
+  int64_t size = floatDtypeSize("zrt_embedding_grad", dtype);
   checkIds("zrt_embedding_grad", ids, n, vocab);
   std::memset(dtable, 0, vocab * dim * size);
   std::vector<int64_t> order(n);

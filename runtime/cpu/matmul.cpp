@@ -25,7 +25,7 @@ using namespace zrt;
 void zrt::cpu::matmul(zrt_context *, int32_t dtype, const void *a,
                       const void *b, void *c, int64_t m, int64_t n, int64_t k,
                       int32_t transA, int32_t transB) {
-  dtypeSize("zrt_matmul", dtype);
+  floatDtypeSize("zrt_matmul", dtype);
   if (m < 0 || n < 0 || k < 0)
     fatal("zrt_matmul: negative shape m=%lld n=%lld k=%lld", (long long)m,
           (long long)n, (long long)k);

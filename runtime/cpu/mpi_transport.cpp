@@ -2,7 +2,11 @@
 //
 // bf16 has no MPI datatype: it travels as MPI_UINT16_T, and sums use a
 // custom commutative MPI_Op that adds each pair of operands in float32 and
-// rounds back (as NCCL sums bf16).
+// rounds back (as NCCL sums bf16). ZRT_EXACT (the 128-bit fixed point of
+// --deterministic programs) travels as a contiguous type of two int64, and
+// sums with a commutative MPI_Op doing core/exact.h's exact sum (NaN
+// absorbs, overflow gives NaN): integer sums, so the result does not depend
+// on the order in which MPI combines the ranks.
 //
 // Each collective was checked and counted when it started, on the calling
 // thread (abi/collectives.cpp), so a bad call is reported where it was
@@ -14,6 +18,7 @@
 #include "cpu/mpi_transport.h"
 #include "core/check.h"
 #include "core/context.h"
+#include "core/exact.h"
 #include "core/trace.h"
 #include "cpu/comm_queue.h"
 #include "cpu/dtype.h"
@@ -52,6 +57,31 @@ MPI_Op bf16SumOp() {
   return op;
 }
 
+void exactSum(void *in, void *inout, int *len, MPI_Datatype *) {
+  for (int i = 0; i < *len; ++i)
+    storeExact(inout, i, exactAdd(loadExact(in, i), loadExact(inout, i)));
+}
+
+/// ZRT_EXACT's datatype and sum, created once like the bf16 sum.
+MPI_Datatype exactType() {
+  static MPI_Datatype type = [] {
+    MPI_Datatype created = MPI_DATATYPE_NULL;
+    ZRT_MPI_CHECK(MPI_Type_contiguous(2, MPI_INT64_T, &created));
+    ZRT_MPI_CHECK(MPI_Type_commit(&created));
+    return created;
+  }();
+  return type;
+}
+
+MPI_Op exactSumOp() {
+  static MPI_Op op = [] {
+    MPI_Op created = MPI_OP_NULL;
+    ZRT_MPI_CHECK(MPI_Op_create(exactSum, /*commute=*/1, &created));
+    return created;
+  }();
+  return op;
+}
+
 /// The wire format of `dtype`; MPI objects are only asked for when MPI runs
 /// (a local context has no communicator and never reaches MPI), and only on
 /// the communication thread, since creating the bf16 op is an MPI call.
@@ -61,6 +91,8 @@ Wire wireFor(zrt_context *ctx, const char *op, int32_t dtype) {
     return {size, MPI_DATATYPE_NULL, MPI_OP_NULL};
   if (dtype == ZRT_BF16)
     return {size, MPI_UINT16_T, bf16SumOp()};
+  if (dtype == ZRT_EXACT)
+    return {size, exactType(), exactSumOp()};
   return {size, MPI_FLOAT, MPI_SUM};
 }
 

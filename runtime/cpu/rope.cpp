@@ -23,7 +23,7 @@ using namespace zrt;
 void zrt::cpu::rope(zrt_context *, int32_t dtype, const void *x, void *y,
                     int64_t batch, int64_t seq, int64_t heads, int64_t headDim,
                     const float *invFreq, int32_t inverse) {
-  dtypeSize("zrt_rope", dtype);
+  floatDtypeSize("zrt_rope", dtype);
   if (headDim % 2 != 0)
     fatal("zrt_rope: head_dim %lld is odd; rotation needs pairs",
           (long long)headDim);

@@ -26,7 +26,7 @@ void zrt::cpu::sliceCols(zrt_context *, int32_t dtype, const void *x, void *y,
                          int64_t rows, int64_t cols, int64_t offset,
                          int64_t size) {
   checkBlock("zrt_slice_cols", cols, offset, size);
-  int64_t elem = dtypeSize("zrt_slice_cols", dtype);
+  int64_t elem = floatDtypeSize("zrt_slice_cols", dtype);
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy((char *)y + r * size * elem,
                 (const char *)x + (r * cols + offset) * elem, size * elem);
@@ -36,7 +36,7 @@ void zrt::cpu::sliceColsGrad(zrt_context *, int32_t dtype, const void *dy,
                              void *dx, int64_t rows, int64_t cols,
                              int64_t offset, int64_t size) {
   checkBlock("zrt_slice_cols_grad", cols, offset, size);
-  int64_t elem = dtypeSize("zrt_slice_cols_grad", dtype);
+  int64_t elem = floatDtypeSize("zrt_slice_cols_grad", dtype);
   // Zero bits are 0.0 in float32 and bfloat16 alike.
   std::memset(dx, 0, rows * cols * elem);
   for (int64_t r = 0; r < rows; ++r)

@@ -134,7 +134,7 @@ void swigluGrad(zrt_context *ctx, int32_t dtype, const void *gate,
 void sliceCols(zrt_context *ctx, int32_t dtype, const void *x, void *y,
                int64_t rows, int64_t cols, int64_t offset, int64_t size) {
   checkBlock("zrt_slice_cols", cols, offset, size);
-  const int64_t elem = dtypeSize("zrt_slice_cols", dtype);
+  const int64_t elem = floatDtypeSize("zrt_slice_cols", dtype);
   if (rows <= 0 || size == 0)
     return;
   ZRT_CUDA_CHECK(cudaMemcpy2DAsync(
@@ -145,7 +145,7 @@ void sliceCols(zrt_context *ctx, int32_t dtype, const void *x, void *y,
 void sliceColsGrad(zrt_context *ctx, int32_t dtype, const void *dy, void *dx,
                    int64_t rows, int64_t cols, int64_t offset, int64_t size) {
   checkBlock("zrt_slice_cols_grad", cols, offset, size);
-  const int64_t elem = dtypeSize("zrt_slice_cols_grad", dtype);
+  const int64_t elem = floatDtypeSize("zrt_slice_cols_grad", dtype);
   if (rows <= 0 || cols == 0)
     return;
   cudaStream_t stream = computeStream(ctx);

@@ -55,7 +55,7 @@ void embedding(zrt_context *ctx, int32_t dtype, const int32_t *ids,
                const void *table, void *out, int64_t n, int64_t vocab,
                int64_t dim) {
   const int64_t rowBytes =
-      std::max<int64_t>(dim, 0) * dtypeSize("zrt_embedding", dtype);
+      std::max<int64_t>(dim, 0) * floatDtypeSize("zrt_embedding", dtype);
   if (n <= 0)
     return;
   cudaStream_t stream = computeStream(ctx);

@@ -5,8 +5,8 @@
 // kernels around them. zrt_copy has memmove semantics on the CPU; a device
 // copy between overlapping ranges is undefined, so such a copy (never made
 // by generated code, but allowed by the contract) goes through scratch.
-// fill needs a kernel only for non-zero values: zero bits are 0.0 in float32
-// and bfloat16 alike.
+// fill needs a kernel only for non-zero values: zero bits are 0.0 in float32,
+// bfloat16 and ZRT_EXACT alike.
 //
 // The kernels are in memory_ops_kernels.cuh, which the host emulator of
 // tests/emulation compiles too (zrt-cuda-kernels-emulated); this file holds
@@ -44,6 +44,20 @@ void copy(zrt_context *ctx, const void *src, void *dst, int64_t bytes) {
 }
 
 void fill(zrt_context *ctx, int32_t dtype, void *dst, int64_t n, float value) {
+  if (dtype == ZRT_EXACT) {
+    if (n <= 0)
+      return;
+    cudaStream_t stream = computeStream(ctx);
+    const Exact bits = toExact(value);
+    if (bits == 0) {
+      ZRT_CUDA_CHECK(cudaMemsetAsync(dst, 0, n * sizeof(Exact), stream));
+      return;
+    }
+    launchKernel(fillExactKernel, gridFor(n), kThreads, 0, stream,
+                 static_cast<Exact *>(dst), n, bits);
+    ZRT_CUDA_CHECK_LAUNCH("zrt_fill");
+    return;
+  }
   dispatchDtype("zrt_fill", dtype, [&](auto tag) {
     using T = decltype(tag);
     if (n <= 0)

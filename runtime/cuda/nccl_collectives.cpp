@@ -70,6 +70,17 @@ static ncclDataType_t ncclType(int32_t dtype) {
 /// Bytes of one element (the dtype was checked by the caller).
 static size_t elementSize(int32_t dtype) { return dtype == ZRT_BF16 ? 2 : 4; }
 
+/// NCCL has no 128-bit integer sum, so ZRT_EXACT (the exact accumulators of
+/// --deterministic programs) is refused by every collective here; such a
+/// program runs on the CPU backend (zrt_run refuses it on a device).
+static void refuseExact(const char *collective, int32_t dtype) {
+  if (dtype == ZRT_EXACT)
+    fatal("%s: dtype ZRT_EXACT (the exact sums of --deterministic programs) "
+          "has no NCCL reduction; --deterministic programs run on the CPU "
+          "backend (--device=cpu)",
+          collective);
+}
+
 //===--- The communicator -------------------------------------------------===//
 
 void CudaRuntime::initNccl() {
@@ -173,6 +184,7 @@ int64_t CudaRuntime::startAllGather(int32_t dtype, const void *shard,
                                     int64_t shardNumel, void *staging,
                                     int64_t countedBytes,
                                     const CollectiveInfo &info) {
+  refuseExact("zrt_all_gather", dtype);
   size_t size = elementSize(dtype);
   return startCollective(info, countedBytes, [&] {
     if (!nccl) {
@@ -198,6 +210,7 @@ int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
                                         int64_t shardNumel, void *staging,
                                         int64_t countedBytes,
                                         const CollectiveInfo &info) {
+  refuseExact("zrt_reduce_scatter", dtype);
   size_t size = elementSize(dtype);
   return startCollective(info, countedBytes, [&] {
     if (!nccl) {
@@ -229,6 +242,7 @@ int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
 int64_t CudaRuntime::startAllReduce(int32_t dtype, const void *x, void *y,
                                     int64_t n, int64_t countedBytes,
                                     const CollectiveInfo &info) {
+  refuseExact("zrt_all_reduce", dtype);
   size_t size = elementSize(dtype);
   return startCollective(info, countedBytes, [&] {
     if (!nccl) {

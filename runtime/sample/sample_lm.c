@@ -65,7 +65,7 @@ void zero_program_describe(zrt_context *ctx) {
   sampleDeclareState(ctx, &kState);
 }
 
-void zero_program_step(zrt_context *ctx, void **args, float *loss) {
+void zero_program_step(zrt_context *ctx, void **args, void *loss) {
   const int32_t *tokens = args[ARG_TOKENS], *targets = args[ARG_TARGETS];
   const int32_t *positions = args[ARG_POSITIONS];
   void *e = sampleAlloc(ctx, N * D, ZRT_MEM_ACTIVATION);

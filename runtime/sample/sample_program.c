@@ -55,7 +55,7 @@ void zero_program_describe(zrt_context *ctx) {
   sampleDeclareState(ctx, &kState);
 }
 
-void zero_program_step(zrt_context *ctx, void **args, float *loss) {
+void zero_program_step(zrt_context *ctx, void **args, void *loss) {
   const void *x = args[ARG_X];
   const int32_t *y = (const int32_t *)args[ARG_Y];
   void *h = sampleAlloc(ctx, BL * H, ZRT_MEM_ACTIVATION);

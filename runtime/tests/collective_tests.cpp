@@ -7,6 +7,12 @@
 // `--overlap` starts a 16M-element all-reduce and runs kernels on the main
 // thread while it is in flight (correctness only).
 //
+// `--exact` checks the collectives of ZRT_EXACT (the 128-bit fixed point of
+// --deterministic programs, summed by a custom MPI_Op): all_reduce (blocking
+// and started, in place and not), reduce_scatter with padding and
+// all_gather, bit for bit against a sum made in rank order, including a NaN
+// sentinel from one rank and a sum that overflows at 3 ranks and more.
+//
 // `--fault=bad-label` makes the last rank hit a bad label while the others
 // wait in an all-reduce (the job must abort, not hang); `--fault=mpi-error`
 // makes an MPI call fail so the check macro's report can be inspected, and
@@ -20,13 +26,17 @@
 
 #include "core/check.h"
 #include "core/context.h"
+#include "core/exact.h"
 #include "cpu/comm_queue.h"
 #include "tests/checker.h"
 #include "tests/collective_cases.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -93,6 +103,100 @@ int runOverlap() {
   return check.finish();
 }
 
+/// Rank r's exact values: floats of magnitudes 2^-70 to 2^40, converted;
+/// every rank can make every other rank's for the reference.
+std::vector<Exact> exactValues(int rank, int64_t n) {
+  std::mt19937 rng(7919 * rank + 1);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-70, 40), sign(0, 1);
+  std::vector<Exact> values(n);
+  for (Exact &v : values)
+    v = toExact(std::ldexp(mantissa(rng), exponent(rng)) *
+                (sign(rng) ? -1.0f : 1.0f));
+  return values;
+}
+
+/// The all-reduce input of `rank`: exactValues, except element 0 (NaN on
+/// the last rank) and element 1 (the largest float below 2^62 on every
+/// rank: three of them overflow).
+std::vector<Exact> allReduceInput(int rank, int worldSize, int64_t n) {
+  std::vector<Exact> x = exactValues(rank, n);
+  x[0] = rank == worldSize - 1 ? kExactNaN : x[0];
+  x[1] = toExact(0x1p62f * (1.0f - 0x1p-24f));
+  return x;
+}
+
+/// The elementwise exact sum of every rank's `input(rank)`, in rank order.
+template <typename Input>
+std::vector<Exact> sumOverRanks(int worldSize, int64_t n, Input input) {
+  std::vector<Exact> sum(n, 0);
+  for (int r = 0; r < worldSize; ++r) {
+    std::vector<Exact> x = input(r);
+    for (int64_t i = 0; i < n; ++i)
+      sum[i] = exactAdd(sum[i], x[i]);
+  }
+  return sum;
+}
+
+int runExact() {
+  Checker check(MPI_COMM_WORLD);
+  zrt_context *ctx = createContext(MPI_COMM_WORLD);
+  const int W = ctx->worldSize, rank = ctx->rank;
+  if (rank == 0)
+    std::printf("world size %d\n", W);
+  const int64_t n = 1000;
+  std::vector<Exact> x = allReduceInput(rank, W, n), y(n, 5);
+  std::vector<Exact> expected = sumOverRanks(
+      W, n, [&](int r) { return allReduceInput(r, W, n); });
+  zrt_all_reduce(ctx, ZRT_EXACT, x.data(), y.data(), n, "exact");
+  bool counted = ctx->collectives.bytes[AllReduce] == 2 * n * 16;
+  check.expectTrue("all_reduce exact out of place == the exact sum over "
+                   "ranks (bit-exact)",
+                   y == expected && x == allReduceInput(rank, W, n));
+  check.expectTrue("all_reduce exact: one rank's NaN sentinel -> NaN; 3 or "
+                   "more times 2^62 - 2^38 overflows -> NaN",
+                   y[0] == kExactNaN &&
+                       (y[1] == kExactNaN) == (W >= 3));
+  check.expectTrue("all_reduce exact counted at 16 bytes an element",
+                   counted);
+  int64_t handle =
+      zrt_all_reduce_start(ctx, ZRT_EXACT, x.data(), x.data(), n, "exact");
+  zrt_wait(ctx, handle);
+  check.expectTrue("all_reduce_start exact in place == the blocking form",
+                   x == expected);
+
+  // 3W + 1 elements: S = 4 and the last W - 1 of the padded tensor are 0.
+  const int64_t numel = 3 * W + 1, s = shardNumel(numel, W);
+  auto fullOf = [&](int r) {
+    std::vector<Exact> full = exactValues(r + 100, numel);
+    full.resize(W * s, 0);
+    return full;
+  };
+  std::vector<Exact> full = fullOf(rank), shard(s, 5);
+  full.resize(numel);
+  std::vector<Exact> sum = sumOverRanks(W, W * s, fullOf);
+  zrt_reduce_scatter(ctx, ZRT_EXACT, full.data(), shard.data(), numel, s,
+                     "exact");
+  check.expectTrue("reduce_scatter exact numel 3W+1 (padded) == the exact "
+                   "sum's shard (bit-exact)",
+                   std::equal(shard.begin(), shard.end(),
+                              sum.begin() + rank * s));
+
+  // 5W - 2 elements: the padding of the last shard is dropped.
+  const int64_t gathered = 5 * W - 2, g = shardNumel(gathered, W);
+  std::vector<Exact> mine = exactValues(rank + 200, g), all(gathered + 1, 5);
+  zrt_all_gather(ctx, ZRT_EXACT, mine.data(), all.data(), gathered, g,
+                 "exact");
+  bool gatherOk = all[gathered] == 5;
+  for (int64_t e = 0; e < gathered; ++e)
+    gatherOk &= all[e] == exactValues(int(e / g) + 200, g)[e % g];
+  check.expectTrue("all_gather exact numel 5W-2 (padding dropped, "
+                   "bit-exact)",
+                   gatherOk);
+  destroyContext(ctx);
+  return check.finish();
+}
+
 int runFault(zrt_context *ctx, const std::string &fault) {
   float one = 1;
   if (fault == "double-wait") {
@@ -152,6 +256,8 @@ int main(int argc, char **argv) {
     destroyContext(ctx);
   } else if (argc == 2 && std::strcmp(argv[1], "--overlap") == 0) {
     status = runOverlap();
+  } else if (argc == 2 && std::strcmp(argv[1], "--exact") == 0) {
+    status = runExact();
   } else {
     Checker check(MPI_COMM_WORLD);
     runCollectiveCases(check, HostBuffers());

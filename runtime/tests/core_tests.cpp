@@ -153,7 +153,8 @@ void checkDeclarations(Checker &check) {
   expectError(
       check, "unknown dtype",
       [](zrt_context *c) { arg(c, 8, "x.v", ZRT_ROLE_ADAM_V, 7, 1, 3); },
-      "adam_v argument 8 ('x.v') has an unknown dtype 7 (0 is f32, 1 is bf16)");
+      "adam_v argument 8 ('x.v') has an unknown dtype 7 (0 is f32, 1 is bf16, "
+      "2 is exact)");
   expectError(
       check, "rank above 4",
       [](zrt_context *c) { arg(c, 8, "p", ZRT_ROLE_PARAM, 0, 5, 3); },
@@ -231,6 +232,33 @@ void checkDeclarations(Checker &check) {
         c->program.numFeatures = 3;
       },
       "classification needs length 1");
+  // --deterministic: exact accumulators, and only they; the chunk.
+  check.expectTrue(
+      "declarations: a deterministic program with an exact grad_accum is "
+      "valid",
+      verdict([](zrt_context *c) {
+        zrt_declare_deterministic(c, 3);
+        arg(c, 8, "bias", ZRT_ROLE_GRAD_ACCUM, ZRT_EXACT, 1, 11);
+      }).empty());
+  expectError(
+      check, "an exact param",
+      [](zrt_context *c) { arg(c, 8, "p", ZRT_ROLE_PARAM, ZRT_EXACT, 1, 3); },
+      "param argument 8 ('p') is exact (ZRT_EXACT); only gradient "
+      "accumulators (grad_accum) can be");
+  expectError(
+      check, "an exact moment",
+      [](zrt_context *c) { arg(c, 8, "x.v", ZRT_ROLE_ADAM_V, ZRT_EXACT, 1, 3); },
+      "adam_v argument 8 ('x.v') is exact");
+  expectError(
+      check, "deterministic chunks of 0 rows",
+      [](zrt_context *c) { zrt_declare_deterministic(c, 0); },
+      "the program declares deterministic chunks of 0 rows; at least 1 is "
+      "needed");
+  expectError(
+      check, "deterministic chunks that do not divide the local batch",
+      [](zrt_context *c) { zrt_declare_deterministic(c, 4); },
+      "deterministic chunks of 4 rows, which do not divide this rank's 6 "
+      "sequences per micro-batch");
 }
 
 } // namespace

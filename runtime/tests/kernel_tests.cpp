@@ -7,7 +7,8 @@
 // kernels' tests live in kernel_tests_*.cpp, one group per file.
 //
 // `zrt-kernel-tests --fault=NAME` instead triggers one error path (bad-label,
-// bad-id, bad-dtype, bad-epilogue, gelu-without-pre-activation, huge-alloc,
+// bad-id, bad-dtype, exact-dtype (a float kernel given ZRT_EXACT),
+// bad-epilogue, gelu-without-pre-activation, huge-alloc,
 // bad-free, outside-arena, arena-overlap) so lit can check the message and
 // the exit code; `--bench-attention` times attention at a GPT-2 head shape.
 //
@@ -95,6 +96,9 @@ static int runFault(const std::string &fault) {
     float x[4] = {1, 2, 3, 4};
     zrt_matmul_bias(ctx, ZRT_F32, x, x, x, x, nullptr, 2, 2, 2, 0, 0,
                     ZRT_EPILOGUE_BIAS_GELU);
+  } else if (fault == "exact-dtype") {
+    float x[2] = {1, 2};
+    zrt_gelu(ctx, ZRT_EXACT, x, x, 2);
   } else if (fault == "huge-alloc") {
     zrt_alloc(ctx, int64_t(1) << 60, ZRT_MEM_ACTIVATION);
   } else if (fault == "bad-free") {
@@ -132,6 +136,7 @@ int main(int argc, char **argv) {
   testEmbedding(ctx, check);
   testRope(ctx, check);
   testAttention(ctx, check);
+  testExact(ctx, check);
   destroyContext(ctx);
   checkAllocator(check);
   checkSharedArena(check);

@@ -55,6 +55,8 @@ void testNorms(zrt_context *ctx, Checker &check);
 void testEmbedding(zrt_context *ctx, Checker &check);
 void testRope(zrt_context *ctx, Checker &check);
 void testAttention(zrt_context *ctx, Checker &check);
+/// The exact sums of --deterministic programs (ZRT_EXACT).
+void testExact(zrt_context *ctx, Checker &check);
 /// Times attention and its gradient at GPT-2 small's head shape.
 void benchAttention(zrt_context *ctx);
 

@@ -35,6 +35,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <map>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -113,6 +115,15 @@ cl::opt<int64_t> batch("batch",
                                 "24 and 8 by default"),
                        cl::cat(zeroCategory));
 
+cl::opt<int64_t> chunkRows(
+    "chunk-rows",
+    cl::desc("With --deterministic and --model/--model-config: rows "
+             "(examples or sequences) each rank computes per micro-batch, 1 "
+             "by default; --batch stays the optimizer step's rows and "
+             "--grad-accum is derived (--batch / (--world-size x this)), so "
+             "the same flags give the same bits at every world size"),
+    cl::init(0), cl::cat(zeroCategory));
+
 int fail(const llvm::Twine &message) {
   llvm::errs() << "zero-opt: error: " << message << "\n";
   return 1;
@@ -157,14 +168,23 @@ public:
     return false;
   }
 
+  /// Sets option `name` to `value` in place of its flag (what zero-opt
+  /// derives itself, such as --deterministic's --grad-accum).
+  void setDerived(StringRef name, std::string value) {
+    derived[name.str()] = std::move(value);
+  }
+
   /// The options the flags set, as the `name=value ...` text StageOptions
   /// parses; unchecked.
   std::string optionsText() const {
     std::string given;
     llvm::raw_string_ostream text(given);
+    for (const auto &[name, value] : derived)
+      text << " " << name << "=" << value;
     for (const auto &flag : flags) {
       const cl::list<std::string> &values = *flag->values;
-      if (!values.getNumOccurrences())
+      if (!values.getNumOccurrences() ||
+          derived.count(values.ArgStr.str()))
         continue;
       // The last occurrence wins, as for a plain cl::opt; a list keeps all.
       std::string last = values.empty() ? "" : values[values.size() - 1];
@@ -207,6 +227,7 @@ private:
   /// Owns the option names and help the flags point into.
   zero::StageOptions options;
   std::vector<std::unique_ptr<Flag>> flags;
+  std::map<std::string, std::string> derived;
 };
 
 /// The pipeline that --stage and its flags ask for, checked, as the text of
@@ -284,6 +305,62 @@ std::optional<llvm::Expected<zero::TransformerConfig>> transformerConfig() {
   return std::nullopt;
 }
 
+/// The model's batch when --deterministic cuts --batch into chunks (0: the
+/// --batch flag, or the model's default).
+int64_t deterministicModelBatch = 0;
+
+/// --batch, or the default of the model (24 examples for the MLP, 8
+/// sequences for a transformer).
+int64_t stepBatch() {
+  if (batch.getNumOccurrences())
+    return batch;
+  return modelName == "mlp" ? 24 : 8;
+}
+
+/// --deterministic with a built model: each rank computes chunks of
+/// --chunk-rows rows per micro-batch, so the model is built with a batch of
+/// world size x chunk rows and --grad-accum is the number of micro-batches
+/// that make --batch. Fails (with the message) when they do not divide.
+LogicalResult deriveDeterministicChunks() {
+  std::string deterministic = stageFlags().value("deterministic", "false");
+  bool on = stageFlags().given("deterministic") &&
+            (deterministic.empty() || deterministic == "true" ||
+             deterministic == "1");
+  bool builtModel = !modelName.empty() || !modelConfig.empty();
+  if (chunkRows.getNumOccurrences() && !(on && builtModel)) {
+    fail(on ? "--chunk-rows applies to --model/--model-config; a "
+              "hand-written model's chunk is its micro-batch per rank"
+            : "--chunk-rows sets the chunk of --deterministic; give "
+              "--deterministic too");
+    return failure();
+  }
+  if (!on || !builtModel)
+    return success();
+  if (stageFlags().given("grad-accum")) {
+    fail("--deterministic derives --grad-accum from --batch, --world-size "
+         "and --chunk-rows (micro-batches = batch / (world size x chunk "
+         "rows)); do not give it");
+    return failure();
+  }
+  int64_t rows = chunkRows.getNumOccurrences() ? chunkRows.getValue() : 1;
+  int64_t worldSize = 1;
+  if (StringRef(stageFlags().value("world-size", "1"))
+          .getAsInteger(10, worldSize) ||
+      worldSize < 1)
+    return success(); // StageOptions::check names it.
+  int64_t total = stepBatch();
+  if (rows < 1 || total % (worldSize * rows) != 0) {
+    fail("--deterministic: --batch=" + Twine(total) +
+         " does not divide into chunks of --chunk-rows=" + Twine(rows) +
+         " for each of --world-size=" + Twine(worldSize) + " ranks");
+    return failure();
+  }
+  deterministicModelBatch = worldSize * rows;
+  stageFlags().setDerived("grad-accum",
+                          std::to_string(total / (worldSize * rows)));
+  return success();
+}
+
 /// Builds the module of --model / --model-config, or reports why not.
 OwningOpRef<ModuleOp> buildModel(MLIRContext &ctx) {
   Location loc = NameLoc::get(StringAttr::get(&ctx, "model"));
@@ -297,7 +374,8 @@ OwningOpRef<ModuleOp> buildModel(MLIRContext &ctx) {
       return nullptr;
     }
     zero::LMTrainShape shape;
-    shape.batch = batch.getNumOccurrences() ? batch.getValue() : 8;
+    shape.batch = deterministicModelBatch ? deterministicModelBatch
+                                          : stepBatch();
     shape.seqLen = seqLen;
     shape.bf16 = precision == "bf16";
     return zero::buildTransformer(&ctx, **config, shape, loc);
@@ -309,7 +387,8 @@ OwningOpRef<ModuleOp> buildModel(MLIRContext &ctx) {
   }
   zero::MLPOptions options{mlpHiddenLayers, mlpWidth, mlpFeatures,
                            mlpClasses,
-                           batch.getNumOccurrences() ? batch.getValue() : 24,
+                           deterministicModelBatch ? deterministicModelBatch
+                                                   : stepBatch(),
                            mlpActivation};
   return zero::buildMLP(&ctx, options);
 }
@@ -518,6 +597,8 @@ int main(int argc, char **argv) {
   }
 
   if (stageFlags().given("stage")) {
+    if (failed(deriveDeterministicChunks()))
+      return 1;
     FailureOr<std::string> pipeline = stagePipelineText();
     if (failed(pipeline))
       return 1;

@@ -3,6 +3,7 @@
 #include "cuda/tests/kernel_cases.h"
 
 #include "core/device.h"
+#include "core/exact.h"
 #include "cuda/attention_path.h"
 #include "cuda/tests/comparison.h"
 #include "tests/random_data.h"
@@ -868,6 +869,80 @@ void testOptimizer(Harness &h, Shapes shapes) {
             });
 }
 
+//===--- Exact sums (ZRT_EXACT) -------------------------------------------===//
+
+/// Floats of magnitudes 2^-70 to 2^40, either sign.
+std::vector<float> wideValues(int64_t n) {
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-70, 40), sign(0, 1);
+  std::vector<float> values(n);
+  for (float &v : values)
+    v = std::ldexp(mantissa(testRng), exponent(testRng)) *
+        (sign(testRng) ? -1.0f : 1.0f);
+  return values;
+}
+
+/// The bytes of n exact elements: the conversions of wideValues, with the
+/// NaN sentinel at every 97th.
+std::vector<unsigned char> exactBytes(int64_t n) {
+  std::vector<float> values = wideValues(n);
+  std::vector<unsigned char> bytes(16 * n);
+  for (int64_t i = 0; i < n; ++i)
+    storeExact(bytes.data(), i, i % 97 == 96 ? kExactNaN : toExact(values[i]));
+  return bytes;
+}
+
+/// The exact kernels give the CPU's bits (they are integer arithmetic): one
+/// block and several, either dtype.
+void testExact(Harness &h, Shapes shapes) {
+  const std::vector<int64_t> sizes =
+      pick<int64_t>(shapes, {1, 1001, 9001}, {(1 << 20) + 3});
+  for (int32_t dtype : kDtypes)
+    for (int64_t n : sizes) {
+      std::string suffix =
+          std::string(" ") + dtypeName(dtype) + " n=" + str(n);
+      auto x = wideValues(n);
+      auto acc = exactBytes(n);
+      h.exact("accumulate_exact" + suffix, [&](zrt_context *ctx, Buffers &buf) {
+        void *out = buf.raw(acc);
+        zrt_accumulate_exact(ctx, dtype, buf.floats(dtype, x), out, n);
+        return std::vector<void *>{out};
+      });
+      auto y = randomVector(n, -3, 3);
+      for (int64_t i = 0; i < n; i += 5)
+        y[i] *= 1e-9f; // squares that round below 2^-64
+      auto start = exactBytes(1);
+      h.exact("sum_squares_exact" + suffix, [&](zrt_context *ctx,
+                                                Buffers &buf) {
+        void *out = buf.raw(start);
+        zrt_sum_squares_exact(ctx, dtype, buf.floats(dtype, y), out, n);
+        return std::vector<void *>{out};
+      });
+    }
+  const auto unchanged = exactBytes(1);
+  h.exact("sum_squares_exact f32 n=0", [&](zrt_context *ctx, Buffers &buf) {
+    void *out = buf.raw(unchanged);
+    zrt_sum_squares_exact(ctx, ZRT_F32, buf.nans(ZRT_F32, 1), out, 0);
+    return std::vector<void *>{out};
+  });
+  for (int64_t n : pick<int64_t>(shapes, {1, 4001}, {(1 << 20) + 3})) {
+    auto in = exactBytes(n);
+    h.exact("from_exact n=" + str(n), [&](zrt_context *ctx, Buffers &buf) {
+      float *out = static_cast<float *>(buf.nans(ZRT_F32, n));
+      zrt_from_exact(ctx, buf.raw(in), out, n);
+      return std::vector<void *>{out};
+    });
+  }
+  const auto before = exactBytes(1001);
+  for (float value : {0.0f, -3.3f})
+    h.exact("fill exact n=1001 value " + std::to_string(value),
+            [&](zrt_context *ctx, Buffers &buf) {
+              void *out = buf.raw(before);
+              zrt_fill(ctx, ZRT_EXACT, out, 1001, value);
+              return std::vector<void *>{out};
+            });
+}
+
 } // namespace
 
 //===--- Every family -----------------------------------------------------===//
@@ -888,6 +963,7 @@ void runKernelChecks(Harness &h, Harness shards[2], Shapes shapes) {
   testOptimizer(h, shapes);
   testCastFill(h, shapes);
   testCopies(h, shards, shapes);
+  testExact(h, shapes);
 }
 
 //===--- Data faults ------------------------------------------------------===//

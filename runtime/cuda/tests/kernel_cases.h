@@ -135,8 +135,8 @@ enum class Shapes { Small, Full };
 /// Every check, family by family: GEMMs (with the bias epilogues), bias and
 /// column sums, elementwise, column slices, softmax cross-entropy,
 /// embedding, norms, RoPE, attention, the optimizer's kernels, casts and
-/// fill, copies and shard_slice. `shards` are harnesses over ranks 1 and 2
-/// of 3, for shard_slice. Attention runs on every path the CUDA backend has
+/// fill, copies and shard_slice, the exact sums (ZRT_EXACT). `shards` are
+/// harnesses over ranks 1 and 2 of 3, for shard_slice. Attention runs on every path the CUDA backend has
 /// for a shape (SIMT, and at bf16 with head_dim 64 or 128 the tensor cores
 /// first, selected with cuda::setAttentionPath; the path in force before is
 /// restored after).

@@ -15,6 +15,14 @@ to float summation order (relative 1e-5 is generous; observed ~1e-7).
       exit 1 naming stage, world size, step and values on any mismatch,
       missing step line, crashed or hung run.
 
+  zero_e2e.py identical --out DIR --mpirun CMD [--combos S:W,...]
+                        [--steps N] [--lr F] [--run-args ARGS]
+                        -- COMPILE-ARGS...
+      As agree, for --deterministic programs: every combination must print
+      the reference's step lines character for character (losses as the
+      runtime prints them, %.9g, and so their float32 bits) and --save the
+      same weights byte for byte.
+
   zero_e2e.py ledger --out DIR --mpirun CMD [--combos S:W,...] [--steps N]
                      [--mlp-hidden-layers=L] [--mlp-width=H]
                      [--mlp-features=F] [--mlp-classes=C] [--batch=B]
@@ -129,21 +137,30 @@ def check_falls(stage, world, losses):
     return True
 
 
-def agree(options, compile_args):
-    combos = parse_combos(options.combos) if options.combos else ALL_COMBOS
-    run_args = [f"--steps={options.steps}", f"--lr={options.lr}",
-                "--quiet-memory"]
-    # Compile everything first (cheap), then run.
+def compile_and_run_reference(options, compile_args, combos, run_args):
+    """Compiles the reference (stage 0, world size 1) and every combination
+    (cheap), then runs the reference with run_args(0, 1): the programs by
+    combination, the reference's output lines and its losses. Exits when the
+    reference does not compile or train."""
     reference_exe = compile_program(options.out, 0, 1, compile_args)
     exes = {c: reference_exe if c == (0, 1) else
             compile_program(options.out, *c, compile_args) for c in combos}
     if reference_exe is None:
         sys.exit("error: the reference (stage 0, world size 1) did not compile")
-    lines = run_program(options.mpirun, 0, 1, reference_exe, run_args)
+    lines = run_program(options.mpirun, 0, 1, reference_exe, run_args(0, 1))
     reference = lines and read_losses(0, 1, lines, options.steps)
     if not reference:
         sys.exit("error: the reference (stage 0, world size 1) did not train")
     check_falls(0, 1, reference)
+    return exes, lines, reference
+
+
+def agree(options, compile_args):
+    combos = parse_combos(options.combos) if options.combos else ALL_COMBOS
+    run_args = [f"--steps={options.steps}", f"--lr={options.lr}",
+                "--quiet-memory"]
+    exes, lines, reference = compile_and_run_reference(
+        options, compile_args, combos, lambda stage, world: run_args)
     print(f"reference stage 0 world size 1: {len(reference)} steps, loss "
           f"{reference[0]:.6f} -> {reference[-1]:.6f}", flush=True)
 
@@ -174,6 +191,64 @@ def agree(options, compile_args):
                   f"{losses[0]:.6f} -> {losses[-1]:.6f}", flush=True)
     print(f"summary: {agreed} of {len(combos)} combinations agree with stage "
           f"0 at world size 1 over {options.steps} steps")
+    if failures:
+        sys.exit(f"error: {len(failures)} failure(s); first: {failures[0]}")
+
+
+def saved_weights(out_dir, stage, world):
+    return os.path.join(out_dir, f"weights-s{stage}-w{world}.safetensors")
+
+
+def identical(options, compile_args):
+    combos = parse_combos(options.combos) if options.combos else ALL_COMBOS
+    def run_args(stage, world):
+        return [f"--steps={options.steps}", f"--lr={options.lr}",
+                "--quiet-memory",
+                f"--save={saved_weights(options.out, stage, world)}",
+                *shlex.split(options.run_args)]
+    exes, lines, reference = compile_and_run_reference(
+        options, compile_args, combos, run_args)
+    reference_lines = [l.strip() for l in lines if STEP.match(l.strip())]
+    with open(saved_weights(options.out, 0, 1), "rb") as f:
+        reference_weights = f.read()
+    print(f"reference stage 0 world size 1: {len(reference)} steps, loss "
+          f"{reference_lines[0].split()[-1]} -> "
+          f"{reference_lines[-1].split()[-1]}, {len(reference_weights)} "
+          f"bytes of weights", flush=True)
+
+    same = 0
+    for stage, world in combos:
+        exe = exes[(stage, world)]
+        if exe is None:
+            continue
+        lines = run_program(options.mpirun, stage, world, exe,
+                            run_args(stage, world))
+        losses = lines and read_losses(stage, world, lines, options.steps)
+        if not losses:
+            continue
+        got = [l.strip() for l in lines if STEP.match(l.strip())]
+        differing = [(a, b) for a, b in zip(got, reference_lines) if a != b]
+        if differing:
+            fail(f"stage {stage} world size {world}: {len(differing)} step "
+                 f"line(s) differ from stage 0 world size 1; first: "
+                 f"'{differing[0][0]}' against '{differing[0][1]}'")
+            continue
+        with open(saved_weights(options.out, stage, world), "rb") as f:
+            weights = f.read()
+        if weights != reference_weights:
+            diff = next((i for i, (a, b) in
+                         enumerate(zip(weights, reference_weights)) if a != b),
+                        min(len(weights), len(reference_weights)))
+            fail(f"stage {stage} world size {world}: the saved weights "
+                 f"differ from stage 0 world size 1's ({len(weights)} and "
+                 f"{len(reference_weights)} bytes; first difference at byte "
+                 f"{diff})")
+            continue
+        same += 1
+        print(f"stage {stage} world size {world}: {len(got)} step lines and "
+              f"{len(weights)} bytes of weights identical", flush=True)
+    print(f"summary: {same} of {len(combos)} combinations are bitwise "
+          f"identical to stage 0 at world size 1 over {options.steps} steps")
     if failures:
         sys.exit(f"error: {len(failures)} failure(s); first: {failures[0]}")
 
@@ -303,12 +378,15 @@ def ledger(options):
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["agree", "ledger"])
+    parser.add_argument("mode", choices=["agree", "identical", "ledger"])
     parser.add_argument("--out", required=True, help="scratch directory")
     parser.add_argument("--mpirun", required=True)
     parser.add_argument("--combos", help="S:W,S:W,... (default: all 16)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", default="0.01")
+    parser.add_argument("--run-args", default="",
+                        help="more arguments of every run (identical), "
+                             "e.g. \"--data=FILE\"")
     parser.add_argument("--mlp-hidden-layers", type=int, default=2)
     parser.add_argument("--mlp-width", type=int, default=50)
     parser.add_argument("--mlp-features", type=int, default=20)
@@ -319,10 +397,12 @@ def main():
     options = parser.parse_args(argv[:split])
     compile_args = argv[split + 1:]
     os.makedirs(options.out, exist_ok=True)
-    if options.mode == "agree":
+    if options.mode in ("agree", "identical"):
         if not compile_args:
-            parser.error("agree needs the zero-opt arguments of the model")
-        agree(options, compile_args)
+            parser.error(f"{options.mode} needs the zero-opt arguments of "
+                         "the model")
+        (agree if options.mode == "agree" else identical)(options,
+                                                          compile_args)
     else:
         if compile_args:
             parser.error(f"ledger takes no compile arguments: {compile_args}")

@@ -21,7 +21,7 @@
 
 extern "C" void zero_program_apply(zrt_context *ctx, void **args)
     __attribute__((weak));
-extern "C" void zero_program_eval(zrt_context *ctx, void **args, float *loss)
+extern "C" void zero_program_eval(zrt_context *ctx, void **args, void *loss)
     __attribute__((weak));
 
 /// --device=cuda-emulated (core/device.h's Backend::select): every rank has
