@@ -25,7 +25,7 @@ func.func @train_step(%x: tensor<4x3xf32>, %labels: tensor<4xi32>) -> tensor<f32
 
 func.func @train_step(%x: tensor<4x3xf32>, %labels: tensor<4xi32>) -> tensor<f32> {
   %loss = nn.softmax_cross_entropy %x, %labels : tensor<4x3xf32>, tensor<4xi32> -> tensor<f32>
-  // expected-error @+1 {{'arith.constant' op cannot be lowered to the runtime: only float splat tensor constants are supported}}
+  // expected-error @+1 {{'arith.constant' op cannot be lowered to the runtime: only float splat tensor constants and zero exact accumulators are supported}}
   %c = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
   return %loss : tensor<f32>
 }

@@ -40,7 +40,7 @@ func.func @all_gather_c2(%s: tensor<96xf32>) {
 zero.group @dp world_size(4)
 
 func.func @all_gather_shard_rank(%s: tensor<5x19xf32>) {
-  // expected-error @+1 {{operand #0 must be 1D tensor of 32-bit float or bfloat16 type values}}
+  // expected-error @+1 {{operand #0 must be 1D tensor of 32-bit float or bfloat16 type or 128-bit signless integer values}}
   %f = zero.all_gather %s over @dp : tensor<5x19xf32> -> tensor<19x20xf32>
   return
 }
