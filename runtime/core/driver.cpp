@@ -305,11 +305,12 @@ struct MicroLoss {
   Exact exact = 0;
 };
 
-/// A sum of micro-batch losses: in float32 (`sum`, as before), or exactly
-/// in a --deterministic program, converted once by value().
-struct LossSum {
+/// A sum of micro-batch losses: in `Float` (float32 for a step, double
+/// for validation), or exactly in a --deterministic program, converted once
+/// by value().
+template <typename Float> struct LossSum {
   bool exact = false;
-  double sum = 0;
+  Float sum = 0;
   Exact exactSum = 0;
 
   void add(const MicroLoss &loss) {
@@ -360,19 +361,15 @@ static StepResult runStep(zrt_context *ctx, int64_t step,
   int64_t traceBegin = tracer ? tracer->now() : 0;
   // Each micro-batch's loss is its share of the step's mean: summed in
   // float32, or exactly and converted once (--deterministic).
-  float loss = 0;
-  Exact exactLoss = 0;
+  LossSum<float> loss;
+  loss.exact = ctx->program.deterministic;
   ctx->gradNormRecorded = false;
   ctx->position = {step + 1, /*validation=*/false, /*collectives=*/0};
   ctx->gradientWatch.params.clear();
   ctx->gradientWatch.firstNonFinite = -1;
   for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
     batches.fill(step, micro, buffers, options);
-    MicroLoss written = runLossFunction(ctx, program.step, buffers, seconds);
-    if (ctx->program.deterministic)
-      exactLoss = exactAdd(exactLoss, written.exact);
-    else
-      loss += written.value;
+    loss.add(runLossFunction(ctx, program.step, buffers, seconds));
   }
   if (program.apply) {
     double start = wallSeconds();
@@ -384,7 +381,7 @@ static StepResult runStep(zrt_context *ctx, int64_t step,
     tracer->record(Tracer::Compute, "step " + std::to_string(step + 1), "step",
                    traceBegin, tracer->now());
   StepResult result;
-  result.loss = ctx->program.deterministic ? fromExact(exactLoss) : loss;
+  result.loss = (float)loss.value();
   if (ctx->gradNormRecorded) {
     // Written by the apply (or the last micro-step), which synchronised.
     float squared = 0;
@@ -422,7 +419,7 @@ public:
     int64_t traceBegin = tracer ? tracer->now() : 0;
     double seconds = 0;
     // In double, or exactly and converted once (--deterministic).
-    LossSum sum;
+    LossSum<double> sum;
     sum.exact = ctx->program.deterministic;
     ctx->position = {step, /*validation=*/true, /*collectives=*/0};
     for (int64_t batch = 0; batch < options.evalSteps; ++batch)
