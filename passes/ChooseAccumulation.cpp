@@ -64,28 +64,14 @@ struct ChooseAccumulationPass
     trial.stopAtZrt = true;
     OpPassManager pm(ModuleOp::getOperationName());
     buildProgramPipeline(pm, trial, "local");
-    // The copy is nested in the module, because a pass may run a pipeline
-    // only on what it owns; it is erased before the pass ends.
-    SmallVector<Operation *> originals;
-    for (Operation &op : *module.getBody())
-      originals.push_back(&op);
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto copy = ModuleOp::create(b, module.getLoc());
-    copy->setAttrs(module->getAttrDictionary());
-    for (Operation *op : originals)
-      copy.getBody()->push_back(op->clone());
-    std::optional<int64_t> peak;
-    {
-      ScopedDiagnosticHandler quiet(&getContext(),
-                                    [](Diagnostic &) { return success(); });
-      if (succeeded(runPipeline(pm, copy)))
-        if (FailureOr<RankPrediction> prediction =
-                predictRank(copy, getArgument());
-            succeeded(prediction))
-          peak = prediction->ledger.peakTotal;
-    }
-    copy.erase();
-    return peak;
+    std::optional<RankPrediction> prediction = predictCompiledCopy(
+        module, pm, getArgument(),
+        [&](OpPassManager &pipeline, ModuleOp copy) {
+          return runPipeline(pipeline, copy);
+        });
+    if (!prediction)
+      return std::nullopt;
+    return prediction->ledger.peakTotal;
   }
 };
 } // namespace

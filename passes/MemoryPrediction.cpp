@@ -182,6 +182,31 @@ FailureOr<RankPrediction> predictRank(ModuleOp module, StringRef passName) {
   return prediction;
 }
 
+std::optional<RankPrediction> predictCompiledCopy(
+    ModuleOp module, OpPassManager &pm, StringRef passName,
+    llvm::function_ref<LogicalResult(OpPassManager &, ModuleOp)>
+        runPipeline) {
+  SmallVector<Operation *> originals;
+  for (Operation &op : *module.getBody())
+    originals.push_back(&op);
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto copy = ModuleOp::create(b, module.getLoc());
+  copy->setAttrs(module->getAttrDictionary());
+  for (Operation *op : originals)
+    copy.getBody()->push_back(op->clone());
+  std::optional<RankPrediction> prediction;
+  {
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    if (succeeded(runPipeline(pm, copy)))
+      if (FailureOr<RankPrediction> predicted = predictRank(copy, passName);
+          succeeded(predicted))
+        prediction = *predicted;
+  }
+  copy.erase();
+  return prediction;
+}
+
 std::optional<int64_t> parseByteSize(llvm::StringRef text) {
   text = text.trim();
   // The unit is the trailing letters; what is before it, the number.

@@ -14,6 +14,7 @@
 #include "zero/zrt.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <array>
@@ -85,6 +86,17 @@ struct RankPrediction {
 /// zrt program.
 mlir::FailureOr<RankPrediction> predictRank(mlir::ModuleOp module,
                                             llvm::StringRef passName);
+
+/// The prediction for a copy of `module` compiled through `pm` (which must
+/// end at the zrt program), or nullopt when the copy does not compile. The
+/// copy is nested in `module`, because a pass may run a pipeline only on
+/// what it owns (`runPipeline`, the pass's own), and is erased before this
+/// returns; its diagnostics are dropped (the real pipeline reports them).
+std::optional<RankPrediction> predictCompiledCopy(
+    mlir::ModuleOp module, mlir::OpPassManager &pm, llvm::StringRef passName,
+    llvm::function_ref<mlir::LogicalResult(mlir::OpPassManager &,
+                                           mlir::ModuleOp)>
+        runPipeline);
 
 /// A byte count as users write it: 123, 1.5e9, 512KiB, 80GiB, 40GB, 2MB
 /// (K/M/G/T: powers of 1000 with B or alone, of 1024 with iB). nullopt when

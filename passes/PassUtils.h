@@ -49,6 +49,11 @@ inline constexpr llvm::StringLiteral kMicroBatchesAttrName =
 /// rows each rank computes per micro-batch.
 inline constexpr llvm::StringLiteral kDeterministicAttrName =
     "zero.deterministic";
+/// Module attribute of a program with recomputed units (nn-recompute):
+/// {units, ops[, baseline_activation_peak, baseline_peak]}, for zero-report.
+inline constexpr llvm::StringLiteral kRecomputeAttrName = "zero.recompute";
+/// Attribute of an op nn-recompute cloned into the backward: its unit.
+inline constexpr llvm::StringLiteral kRecomputedAttrName = "nn.recomputed";
 /// Argument attribute: the whole tensor's type of a sharded argument.
 inline constexpr llvm::StringLiteral kUnshardedTypeAttrName =
     "zero.unsharded_type";

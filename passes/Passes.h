@@ -97,6 +97,14 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
                      "forward to backward (no reshard after forward); 'all' "
                      "for every unit, else names like h.0,h.11"),
       llvm::cl::value_desc("all|unit,...")};
+  ListOption<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Activation recomputation: keep only each chosen "
+                     "unit's input from forward to backward and run its "
+                     "forward again inside the backward (bit-identical "
+                     "results); none (default), blocks (every transformer "
+                     "block), or names like h.0,h.5"),
+      llvm::cl::value_desc("none|blocks|unit,...")};
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
       llvm::cl::desc("Fuse each linear layer's bias (and a following GELU) "
@@ -161,6 +169,10 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
 
 /// Adds the pipeline of one ZeRO stage, from @forward to the LLVM dialect.
 void buildStagePipeline(mlir::OpPassManager &pm, const StageOptions &options);
+
+/// Adds the part of the stage pipeline from zero-placement on (what
+/// nn-recompute compiles its baseline copy through).
+void buildPlacedPipeline(mlir::OpPassManager &pm, const StageOptions &options);
 
 /// Adds the part of the stage pipeline from zero-accumulate-gradients on
 /// (what zero-choose-accumulation compiles a copy through), with gradients

@@ -116,6 +116,58 @@ def FuseEpilogues : Pass<"nn-fuse-epilogues", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zero::nn::NNDialect"];
 }
 
+def Recompute : Pass<"nn-recompute", "::mlir::ModuleOp"> {
+  let summary = "Recomputes units' forward activations inside the backward";
+  let description = [{
+    Activation recomputation (checkpointing) per unit. Input: `@train_step`
+    after `nn-autodiff` (the stage pipeline runs it after
+    `nn-fuse-epilogues`, before `zero-placement`), whose backward reads the
+    forward's activations. A unit's part of the forward runs from the first
+    op that reads one of its parameters to the first op after the last such
+    reader that reads another unit's parameter, so a transformer block's
+    closing residual add belongs to it. A parameter's unit is its name up to
+    the first all-digit component (`h.3.attn.c_attn.weight` is in `h.3`),
+    as for `zero-keep-gathered`.
+
+    Output: for each chosen unit, every op of its part whose results the
+    backward reads, together with the unit's ops those read in turn, is
+    cloned into the backward, each clone (marked `nn.recomputed = "<unit>"`)
+    just before the first op that reads it, and the backward reads the
+    clones. What the unit takes in (the previous unit's output, parameters,
+    data) and its own output (read later in the forward) are kept and
+    read by the clones. The originals are then read only in the forward, and
+    the buffer planner frees them there: between forward and backward a
+    unit holds only its input. The clones run the same kernels on the same
+    operands, so losses and weights are bit-identical to the program
+    without this pass. At stage 3 `zero-insert-collectives`, which runs
+    after it, gathers the unit's parameters for the backward before its
+    first clone.
+
+    `units` is `blocks` (every unit whose name ends in an all-digit
+    component: `h.0`..`h.11`, `model.layers.0`..) or a list of unit names.
+    Naming a unit the forward does not read, or one whose parameters are
+    read around another unit's (a tied embedding), is an error. The module
+    gets `zero.recompute = {units, ops}`; with `baseline-options` (the stage
+    pipeline's options, which `zero-opt --report` passes) the pass also
+    compiles a copy of the module the rest of the way without
+    recomputation and records its predicted peaks
+    (`baseline_activation_peak`, `baseline_peak`) for `zero-report`.
+  }];
+  let options = [
+    ListOption<"units", "units", "std::string",
+               "Units whose activations are recomputed: 'blocks', or names "
+               "like h.0,h.5">,
+    Option<"baselineOptions", "baseline-options", "std::string", "\"\"",
+           "The stage pipeline's options: when given, also predict the "
+           "program without recomputation for zero-report">,
+  ];
+  let statistics = [
+    Statistic<"numRecomputedOps", "recomputed-ops",
+              "Number of forward ops cloned into the backward">,
+  ];
+  let dependentDialects = ["::zero::nn::NNDialect"];
+}
+
 def Placement : Pass<"zero-placement", "::mlir::ModuleOp"> {
   let summary = "Decides, per ZeRO stage, which training state is sharded";
   let description = [{

@@ -38,6 +38,11 @@ std::string StageOptions::check() const {
   else if (llvm::is_contained(keepGatheredUnits, "all") &&
            keepGatheredUnits.size() > 1)
     os << "--keep-gathered=all already names every unit; do not list others";
+  else if ((llvm::is_contained(recompute, "none") ||
+            llvm::is_contained(recompute, "blocks")) &&
+           recompute.size() > 1)
+    os << "--recompute=none and --recompute=blocks stand alone; do not list "
+          "units with them";
   else if (accumulate != "auto" && accumulate != "local" &&
            accumulate != "sharded")
     os << "--accumulate=" << accumulate
@@ -90,12 +95,36 @@ static StringRef staticAccumulation(const StageOptions &options) {
   return options.stage <= 1 ? "local" : "sharded";
 }
 
+/// The options as `name=value ...` (without print's braces), which a pass
+/// that compiles a trial copy parses back.
+static std::string optionsText(const StageOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  options.print(os);
+  return StringRef(text).drop_front().drop_back().str();
+}
+
 void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   pm.addPass(createSplitBatch({options.worldSize, options.gradAccum}));
   pm.addPass(createAutodiff());
   pm.addPass(createAdamW());
   if (options.fuseEpilogues)
     pm.addPass(createFuseEpilogues());
+  const auto &recomputeUnits = options.recompute;
+  if (!recomputeUnits.empty() &&
+      !(recomputeUnits.size() == 1 && recomputeUnits.front() == "none")) {
+    RecomputeOptions recompute;
+    recompute.units.assign(recomputeUnits.begin(), recomputeUnits.end());
+    // The report (which stops at the zrt program) shows the activations
+    // with and without: a second compile, so only there.
+    if (options.stopAtZrt)
+      recompute.baselineOptions = optionsText(options);
+    pm.addPass(createRecompute(recompute));
+  }
+  buildPlacedPipeline(pm, options);
+}
+
+void buildPlacedPipeline(OpPassManager &pm, const StageOptions &options) {
   pm.addPass(createPlacement({options.stage}));
   pm.addPass(createInsertCollectives());
   const auto &keepUnits = options.keepGatheredUnits;
@@ -113,11 +142,8 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
   } else if (accumulate == "auto" && options.gradAccum > 1 &&
       !options.memoryLimit.empty()) {
     // The choice needs the planned program's peak: a trial compile.
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    options.print(os);
-    pm.addPass(createChooseAccumulation(
-        {options.memoryLimit, StringRef(text).drop_front().drop_back().str()}));
+    pm.addPass(createChooseAccumulation({options.memoryLimit,
+                                         optionsText(options)}));
   } else if (accumulate == "auto") {
     accumulate = staticAccumulation(options);
   }

@@ -51,6 +51,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         predictSchedule(module, *model, getArgument());
     if (failed(schedule))
       return signalPassFailure();
+    recompute = module->getAttrOfType<DictionaryAttr>(kRecomputeAttrName);
     if (format == "json") {
       printJson(prediction->ledger, prediction->facts, prediction->arenas,
                 scheduleJson(*model, *schedule));
@@ -58,6 +59,41 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
       printTable(prediction->ledger, prediction->facts, prediction->arenas);
       printSchedule(*model, *schedule);
     }
+  }
+
+  /// nn-recompute's record (zero.recompute), or null.
+  DictionaryAttr recompute;
+
+  int64_t recomputeNumber(StringRef name) const {
+    auto value = recompute ? recompute.getAs<IntegerAttr>(name) : nullptr;
+    return value ? value.getInt() : -1;
+  }
+
+  SmallVector<StringRef> recomputedUnits() const {
+    SmallVector<StringRef> names;
+    if (auto units = recompute ? recompute.getAs<ArrayAttr>("units") : nullptr)
+      for (auto unit : units.getAsRange<StringAttr>())
+        names.push_back(unit.getValue());
+    return names;
+  }
+
+  /// One line: the recomputed units, the ops run twice, and the activation
+  /// and total peaks next to the program's without recomputation.
+  void printRecompute(const MemoryLedger &l) const {
+    SmallVector<StringRef> units = recomputedUnits();
+    llvm::raw_ostream &os = llvm::outs();
+    os << llvm::formatv("recompute: {0} unit(s) ({1}), {2} forward op(s) "
+                        "run again in the backward; activation peak {3} "
+                        "bytes",
+                        units.size(), llvm::join(units, ", "),
+                        recomputeNumber("ops"), l.peak[ZRT_MEM_ACTIVATION]);
+    int64_t activationWithout = recomputeNumber("baseline_activation_peak");
+    int64_t peakWithout = recomputeNumber("baseline_peak");
+    if (activationWithout >= 0)
+      os << llvm::formatv(" ({0} without recomputation), total peak {1} "
+                          "({2} without)",
+                          activationWithout, l.peakTotal, peakWithout);
+    os << "\n";
   }
 
   static std::string describeModel(const TimeModel &model) {
@@ -205,6 +241,8 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                           "of gradients, losses and norms; each rank "
                           "computes chunks of {0} row(s) per micro-batch\n",
                           m.deterministicChunkRows);
+    if (recompute)
+      printRecompute(l);
     os << "predicted peak memory per rank (bytes):\n";
     for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
       os << llvm::formatv("  {0,-12} {1,16}\n", kMemoryCategoryNames[c], l.peak[c]);
@@ -266,6 +304,25 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                         elements, trafficText, trafficValue);
   }
 
+  /// null without recomputation; the "without" peaks are null when the
+  /// baseline was not compiled.
+  llvm::json::Value recomputeJson() const {
+    if (!recompute)
+      return nullptr;
+    auto orNull = [&](StringRef name) -> llvm::json::Value {
+      int64_t value = recomputeNumber(name);
+      return value < 0 ? llvm::json::Value(nullptr) : value;
+    };
+    llvm::json::Array units;
+    for (StringRef unit : recomputedUnits())
+      units.push_back(unit);
+    return llvm::json::Object{
+        {"units", std::move(units)},
+        {"recomputed_ops", recomputeNumber("ops")},
+        {"activation_peak_without_bytes", orNull("baseline_activation_peak")},
+        {"peak_without_bytes", orNull("baseline_peak")}};
+  }
+
   void printJson(const MemoryLedger &l, const ProgramFacts &m,
                  const PlannedArenas &a, llvm::json::Object schedule) {
     llvm::json::Object memory, traffic, calls, elementBytes, arenas;
@@ -304,6 +361,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         {"collective_element_bytes", std::move(elementBytes)},
         {"gradient_reductions_per_step", m.gradientReductions},
         {"schedule", std::move(schedule)},
+        {"recompute", recomputeJson()},
         {"zero_formulas",
          llvm::json::Object{{"model_states", memText},
                             {"model_states_bytes", memValue},

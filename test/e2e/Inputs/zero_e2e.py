@@ -23,6 +23,14 @@ to float summation order (relative 1e-5 is generous; observed ~1e-7).
       runtime prints them, %.9g, and so their float32 bits) and --save the
       same weights byte for byte.
 
+  zero_e2e.py unchanged --out DIR --mpirun CMD --with FLAGS
+                        [--combos S:W,...] [--steps N] [--lr F]
+                        [--run-args ARGS] -- COMPILE-ARGS...
+      Compiles every combination with and without FLAGS (for example
+      `--recompute=blocks`), runs both, and checks that they print the same
+      step lines character for character and --save the same weights byte
+      for byte: FLAGS must not change a bit of the training.
+
   zero_e2e.py ledger --out DIR --mpirun CMD [--combos S:W,...] [--steps N]
                      [--mlp-hidden-layers=L] [--mlp-width=H]
                      [--mlp-features=F] [--mlp-classes=C] [--batch=B]
@@ -199,18 +207,51 @@ def saved_weights(out_dir, stage, world):
     return os.path.join(out_dir, f"weights-s{stage}-w{world}.safetensors")
 
 
+def step_lines(lines):
+    return [l.strip() for l in lines if STEP.match(l.strip())]
+
+
+def bitwise_same(stage, world, got_lines, got_weights, want_lines,
+                 want_weights, against):
+    """Whether a run printed want_lines and saved want_weights exactly;
+    fails naming the first difference and `against` (what it should equal)."""
+    differing = [(a, b) for a, b in zip(got_lines, want_lines) if a != b]
+    if differing or len(got_lines) != len(want_lines):
+        first = differing[0] if differing else (len(got_lines), len(want_lines))
+        fail(f"stage {stage} world size {world}: {len(differing)} step "
+             f"line(s) differ from {against}; first: '{first[0]}' against "
+             f"'{first[1]}'")
+        return False
+    if got_weights != want_weights:
+        diff = next((i for i, (a, b) in
+                     enumerate(zip(got_weights, want_weights)) if a != b),
+                    min(len(got_weights), len(want_weights)))
+        fail(f"stage {stage} world size {world}: the saved weights differ "
+             f"from {against}'s ({len(got_weights)} and {len(want_weights)} "
+             f"bytes; first difference at byte {diff})")
+        return False
+    return True
+
+
+def identical_run_args(options, out_dir, stage, world):
+    return [f"--steps={options.steps}", f"--lr={options.lr}",
+            "--quiet-memory", f"--save={saved_weights(out_dir, stage, world)}",
+            *shlex.split(options.run_args)]
+
+
+def read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def identical(options, compile_args):
     combos = parse_combos(options.combos) if options.combos else ALL_COMBOS
     def run_args(stage, world):
-        return [f"--steps={options.steps}", f"--lr={options.lr}",
-                "--quiet-memory",
-                f"--save={saved_weights(options.out, stage, world)}",
-                *shlex.split(options.run_args)]
+        return identical_run_args(options, options.out, stage, world)
     exes, lines, reference = compile_and_run_reference(
         options, compile_args, combos, run_args)
-    reference_lines = [l.strip() for l in lines if STEP.match(l.strip())]
-    with open(saved_weights(options.out, 0, 1), "rb") as f:
-        reference_weights = f.read()
+    reference_lines = step_lines(lines)
+    reference_weights = read_file(saved_weights(options.out, 0, 1))
     print(f"reference stage 0 world size 1: {len(reference)} steps, loss "
           f"{reference_lines[0].split()[-1]} -> "
           f"{reference_lines[-1].split()[-1]}, {len(reference_weights)} "
@@ -223,32 +264,56 @@ def identical(options, compile_args):
             continue
         lines = run_program(options.mpirun, stage, world, exe,
                             run_args(stage, world))
-        losses = lines and read_losses(stage, world, lines, options.steps)
-        if not losses:
+        if not (lines and read_losses(stage, world, lines, options.steps)):
             continue
-        got = [l.strip() for l in lines if STEP.match(l.strip())]
-        differing = [(a, b) for a, b in zip(got, reference_lines) if a != b]
-        if differing:
-            fail(f"stage {stage} world size {world}: {len(differing)} step "
-                 f"line(s) differ from stage 0 world size 1; first: "
-                 f"'{differing[0][0]}' against '{differing[0][1]}'")
-            continue
-        with open(saved_weights(options.out, stage, world), "rb") as f:
-            weights = f.read()
-        if weights != reference_weights:
-            diff = next((i for i, (a, b) in
-                         enumerate(zip(weights, reference_weights)) if a != b),
-                        min(len(weights), len(reference_weights)))
-            fail(f"stage {stage} world size {world}: the saved weights "
-                 f"differ from stage 0 world size 1's ({len(weights)} and "
-                 f"{len(reference_weights)} bytes; first difference at byte "
-                 f"{diff})")
+        got = step_lines(lines)
+        weights = read_file(saved_weights(options.out, stage, world))
+        if not bitwise_same(stage, world, got, weights, reference_lines,
+                            reference_weights, "stage 0 world size 1"):
             continue
         same += 1
         print(f"stage {stage} world size {world}: {len(got)} step lines and "
               f"{len(weights)} bytes of weights identical", flush=True)
     print(f"summary: {same} of {len(combos)} combinations are bitwise "
           f"identical to stage 0 at world size 1 over {options.steps} steps")
+    if failures:
+        sys.exit(f"error: {len(failures)} failure(s); first: {failures[0]}")
+
+
+def unchanged(options, compile_args):
+    """Each combination compiled with and without options.with_flags trains
+    bit for bit alike (same step lines, same saved weights)."""
+    combos = parse_combos(options.combos) if options.combos else ALL_COMBOS
+    extra = shlex.split(options.with_flags)
+    same = 0
+    for stage, world in combos:
+        results = []
+        for name, args in (("without", compile_args),
+                           ("with", [*compile_args, *extra])):
+            out_dir = os.path.join(options.out, name)
+            os.makedirs(out_dir, exist_ok=True)
+            exe = compile_program(out_dir, stage, world, args)
+            lines = exe and run_program(
+                options.mpirun, stage, world, exe,
+                identical_run_args(options, out_dir, stage, world))
+            if not (lines and read_losses(stage, world, lines, options.steps)):
+                break
+            results.append((step_lines(lines),
+                            read_file(saved_weights(out_dir, stage, world))))
+        if len(results) != 2:
+            continue
+        (base_lines, base_weights), (got_lines, got_weights) = results
+        if not bitwise_same(stage, world, got_lines, got_weights, base_lines,
+                            base_weights, f"the run without {options.with_flags}"):
+            continue
+        same += 1
+        print(f"stage {stage} world size {world}: {len(got_lines)} step lines "
+              f"and {len(got_weights)} bytes of weights identical with "
+              f"{options.with_flags}, loss {base_lines[0].split()[-1]} -> "
+              f"{base_lines[-1].split()[-1]}", flush=True)
+    print(f"summary: {same} of {len(combos)} combinations train bitwise "
+          f"alike with and without {options.with_flags} over "
+          f"{options.steps} steps")
     if failures:
         sys.exit(f"error: {len(failures)} failure(s); first: {failures[0]}")
 
@@ -378,7 +443,8 @@ def ledger(options):
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["agree", "identical", "ledger"])
+    parser.add_argument("mode",
+                        choices=["agree", "identical", "unchanged", "ledger"])
     parser.add_argument("--out", required=True, help="scratch directory")
     parser.add_argument("--mpirun", required=True)
     parser.add_argument("--combos", help="S:W,S:W,... (default: all 16)")
@@ -387,6 +453,9 @@ def main():
     parser.add_argument("--run-args", default="",
                         help="more arguments of every run (identical), "
                              "e.g. \"--data=FILE\"")
+    parser.add_argument("--with", dest="with_flags", default="",
+                        help="unchanged: the zero-opt flags that must not "
+                             "change the training (\"--recompute=blocks\")")
     parser.add_argument("--mlp-hidden-layers", type=int, default=2)
     parser.add_argument("--mlp-width", type=int, default=50)
     parser.add_argument("--mlp-features", type=int, default=20)
@@ -397,12 +466,14 @@ def main():
     options = parser.parse_args(argv[:split])
     compile_args = argv[split + 1:]
     os.makedirs(options.out, exist_ok=True)
-    if options.mode in ("agree", "identical"):
+    if options.mode in ("agree", "identical", "unchanged"):
         if not compile_args:
             parser.error(f"{options.mode} needs the zero-opt arguments of "
                          "the model")
-        (agree if options.mode == "agree" else identical)(options,
-                                                          compile_args)
+        if options.mode == "unchanged" and not options.with_flags:
+            parser.error("unchanged needs --with=FLAGS")
+        {"agree": agree, "identical": identical,
+         "unchanged": unchanged}[options.mode](options, compile_args)
     else:
         if compile_args:
             parser.error(f"ledger takes no compile arguments: {compile_args}")
