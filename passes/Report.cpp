@@ -97,11 +97,17 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
   }
 
   static std::string describeModel(const TimeModel &model) {
-    return llvm::formatv("{0:F1} GFLOP/s, memory {1:F1} GB/s, link {2:F2} "
-                         "GB/s and {3:F1} us a step",
-                         model.computeFlops / 1e9, model.memoryBandwidth / 1e9,
-                         model.linkBandwidth / 1e9, model.linkLatency * 1e6)
-        .str();
+    std::string text =
+        llvm::formatv("{0:F1} GFLOP/s, memory {1:F1} GB/s, link {2:F2} "
+                      "GB/s and {3:F1} us a step",
+                      model.computeFlops / 1e9, model.memoryBandwidth / 1e9,
+                      model.linkBandwidth / 1e9, model.linkLatency * 1e6)
+            .str();
+    if (model.commOverlap < 1)
+      text += llvm::formatv(", collectives {0:F0}% overlapped",
+                            model.commOverlap * 100)
+                  .str();
+    return text;
   }
 
   /// Where a collective starts and is waited for, between which kernels.
@@ -128,10 +134,14 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     llvm::raw_ostream &os = llvm::outs();
     os << "predicted schedule of one step (" << describeModel(model)
        << "; --check-schedule holds the run to it):\n";
-    os << llvm::formatv("  step {0}: kernels {1}, waits blocking them {2}\n",
+    os << llvm::formatv("  step {0}: kernels {1}, waits blocking them {2}",
                         formatSeconds(s.stepSeconds),
                         formatSeconds(s.computeSeconds),
                         formatSeconds(s.exposedSeconds));
+    if (model.commOverlap < 1)
+      os << llvm::formatv(", collectives on the compute core {0}",
+                          formatSeconds(s.sharedSeconds));
+    os << "\n";
     os << llvm::formatv("  {0,4} {1,-14} {2,12} {3,7} {4,10} {5,10} {6,10} "
                         "{7,10}  {8}\n",
                         "#", "collective", "bytes", "kernels", "hidden by",
@@ -174,10 +184,12 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
          llvm::json::Object{{"gemm_flops", model.computeFlops},
                             {"memory_bandwidth", model.memoryBandwidth},
                             {"link_bandwidth", model.linkBandwidth},
-                            {"link_latency", model.linkLatency}}},
+                            {"link_latency", model.linkLatency},
+                            {"comm_overlap", model.commOverlap}}},
         {"step_seconds", s.stepSeconds},
         {"compute_seconds", s.computeSeconds},
         {"exposed_seconds", s.exposedSeconds},
+        {"shared_seconds", s.sharedSeconds},
         {"collectives", std::move(collectives)}};
   }
 

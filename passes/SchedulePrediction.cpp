@@ -104,7 +104,7 @@ namespace {
 /// kernels run so far.
 struct Clocks {
   double compute = 0, comm = 0;
-  double kernels = 0, exposed = 0;
+  double kernels = 0, exposed = 0, shared = 0;
   int64_t kernelCount = 0;
 };
 
@@ -180,6 +180,11 @@ void replay(func::FuncOp body, StringRef function, int64_t microBatch,
       } else {
         inFlight[op->getResult(0)] = {out.size(), clocks.kernels,
                                       clocks.kernelCount, clocks.comm};
+        // The part of the transfer that does not overlap takes the
+        // compute thread's core (a CPU rank of one core).
+        double shared = (1 - model.commOverlap) * planned.transfer;
+        clocks.compute += shared;
+        clocks.shared += shared;
       }
       out.push_back(std::move(planned));
       continue;
@@ -240,6 +245,7 @@ FailureOr<SchedulePrediction> predictSchedule(ModuleOp module,
   prediction.stepSeconds = std::max(clocks.compute, clocks.comm);
   prediction.computeSeconds = clocks.kernels;
   prediction.exposedSeconds = clocks.exposed;
+  prediction.sharedSeconds = clocks.shared;
   return prediction;
 }
 
@@ -274,6 +280,13 @@ llvm::Expected<TimeModel> readCalibration(StringRef path) {
                                 key, *value)
                       .str());
     *field = *value;
+  }
+  // Written since the overlap was measured; older files mean full overlap.
+  if (const llvm::json::Value *overlap = object->get("comm_overlap")) {
+    std::optional<double> value = overlap->getAsNumber();
+    if (!value || !(*value >= -1 && *value <= 1))
+      return fail("\"comm_overlap\" must be a number from -1 to 1");
+    model.commOverlap = *value;
   }
   return model;
 }

@@ -41,6 +41,14 @@ struct TimeModel {
   double memoryBandwidth = 12e9;   // bytes/s a rank streams through memory
   double linkBandwidth = 5e9;      // bytes/s a rank sends to the next
   double linkLatency = 20e-6;      // seconds per collective step
+  /// The fraction of a collective's transfer the compute thread does not
+  /// pay for while it runs: 1 where the communication has hardware of its
+  /// own (a GPU's copy engines and NCCL's SMs, an idle core), 0 where the
+  /// communication thread shares the rank's one core with the kernels,
+  /// below 0 where running both costs more than running them apart (a
+  /// polling communication thread), down to -1. The runtime's --calibrate
+  /// measures it; 1 without a calibration.
+  double commOverlap = 1;
 
   /// Seconds of one kernel (any zrt op of the step that is not a
   /// collective, a wait or bookkeeping): max(FLOPs / computeFlops, bytes of
@@ -87,6 +95,9 @@ struct SchedulePrediction {
   /// Predicted seconds of one step (every micro-batch and the apply), of
   /// its kernels, and of the waits that block it.
   double stepSeconds = 0, computeSeconds = 0, exposedSeconds = 0;
+  /// What asynchronous collectives cost the compute thread while they run
+  /// ((1 - commOverlap) x their transfer).
+  double sharedSeconds = 0;
 };
 
 /// Replays the zrt program of `module` (zero-lower-to-runtime's output) on
@@ -97,7 +108,8 @@ predictSchedule(mlir::ModuleOp module, const TimeModel &model,
                 llvm::StringRef passName);
 
 /// The time model of a --calibrate file (JSON written by the runtime:
-/// gemm_flops, memory_bandwidth, link_bandwidth, link_latency; SI units),
+/// gemm_flops, memory_bandwidth, link_bandwidth, link_latency; SI units;
+/// and comm_overlap, 1 when absent),
 /// or the error naming the file and the field.
 llvm::Expected<TimeModel> readCalibration(llvm::StringRef path);
 

@@ -19,6 +19,7 @@
 
 #include "core/context.h"
 #include "core/device.h"
+#include "core/schedule_check.h"
 #include "core/trace.h"
 
 using namespace zrt;
@@ -43,11 +44,55 @@ template <> struct After<Kernel::clip_coefficient> {
     ctx->gradNormRecorded = true;
   }
 };
+/// The FLOPs of a GEMM kernel's call (0 for the other kernels), which
+/// --calibrate adds up with the kernels' time.
+template <Kernel> struct GemmFlops {
+  template <typename... Args> static double of(Args...) { return 0; }
+};
+template <> struct GemmFlops<Kernel::matmul> {
+  static double of(zrt_context *, int32_t, const void *, const void *, void *,
+                   int64_t m, int64_t n, int64_t k, int32_t, int32_t) {
+    return 2.0 * double(m) * double(n) * double(k);
+  }
+};
+template <> struct GemmFlops<Kernel::matmul_bias> {
+  static double of(zrt_context *, int32_t, const void *, const void *,
+                   const void *, void *, void *, int64_t m, int64_t n,
+                   int64_t k, int32_t, int32_t, int32_t) {
+    return 2.0 * double(m) * double(n) * double(k);
+  }
+};
+
+/// Times one GEMM kernel while ctx->gemmTiming is on (the CPU backend, whose
+/// kernels have finished when they return). The CPU's zrt_matmul_bias runs
+/// zrt_matmul inside: only the outer call counts.
+class GemmTimer {
+public:
+  GemmTimer(zrt_context *ctx, double flops)
+      : ctx(flops > 0 && ctx->gemmTiming.on ? ctx : nullptr), flops(flops),
+        begin(this->ctx ? ScheduleCheck::nowNs() : 0) {
+    if (this->ctx)
+      this->ctx->gemmTiming.on = false;
+  }
+  ~GemmTimer() {
+    if (!ctx)
+      return;
+    ctx->gemmTiming.on = true;
+    ctx->gemmTiming.flops += flops;
+    ctx->gemmTiming.ns += ScheduleCheck::nowNs() - begin;
+  }
+
+private:
+  zrt_context *ctx;
+  double flops;
+  int64_t begin;
+};
 } // namespace
 
 #define ZRT_KERNEL(name, backendName, params, args)                            \
   extern "C" void zrt_##name params {                                          \
     TraceScope trace(ctx, #name);                                              \
+    GemmTimer gemm(ctx, GemmFlops<Kernel::name>::of args);                     \
     ctx->kernels->name args;                                                   \
     After<Kernel::name>::run args;                                             \
   }

@@ -1,16 +1,25 @@
-//===- calibrate.h - --calibrate: the time model's four numbers -*- C++ -*-===//
+//===- calibrate.h - --calibrate: the time model's numbers ------*- C++ -*-===//
 //
-// zero-opt predicts when each collective runs from a time model of four
-// numbers (passes/SchedulePrediction.h): GEMM FLOP/s, memory bandwidth,
-// link bandwidth and link latency. `PROGRAM --calibrate=FILE` measures them
-// on the ranks of the job, every rank busy at once as in training, and
-// rank 0 writes them as JSON for `zero-opt --calibration=FILE`:
-//   gemm_flops        the backend's zrt_matmul, float32, at a transformer
-//                     block's shape (the fastest of a few runs, per rank)
+// zero-opt predicts when each collective runs from a time model
+// (passes/SchedulePrediction.h): GEMM FLOP/s, memory bandwidth, link
+// bandwidth and latency, and how far collectives overlap compute.
+// `PROGRAM --calibrate=FILE` measures them on the ranks of the job, every
+// rank busy at once as in training, and rank 0 writes them as JSON for
+// `zero-opt --calibration=FILE`:
+//   gemm_flops        the rate of the program's own GEMMs over two training
+//                     steps (after one to warm up), when the program can
+//                     train (a language model needs --data); else that of
+//                     the synthetic mix below (gemm_source says which)
+//   gemm_flops_synthetic  zrt_matmul, float32, at a transformer's shapes:
+//                     an MLP and a vocabulary projection, each forward and
+//                     both gradients (the fastest of a few runs, per rank)
 //   memory_bandwidth  a STREAM triad over buffers far larger than the caches
 //   link_*            all-reduces through the program's own path (zrt_*
 //                     collectives on the communication thread) of 8 bytes and
-//                     of 16 MiB, fitted to the ring model the compiler uses.
+//                     of 16 MiB, fitted to the ring model the compiler uses
+//   comm_overlap      GEMMs with and without an all-reduce in flight: the
+//                     fraction of the collective they hide (0 where the
+//                     communication thread shares the rank's core).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CORE_CALIBRATE_H
@@ -22,10 +31,22 @@ struct zrt_context;
 
 namespace zrt {
 
-/// Collective: measures the four numbers and rank 0 writes them to `path`
-/// (through `path`.tmp and a rename). Returns "" or, on every rank, the
+struct Calibration {
+  double gemmFlops = 0, syntheticGemmFlops = 0, memoryBandwidth = 0,
+         linkBandwidth = 0, linkLatency = 0, commOverlap = 1;
+  /// Whether gemmFlops is the program's own (else the synthetic mix's).
+  bool gemmFromProgram = false;
+};
+
+/// Collective: measures the machine (everything but the program's GEMMs,
+/// gemmFlops being the synthetic mix's). Returns "" or, on every rank, the
 /// error. Needs at least two ranks (a link to measure).
-std::string calibrate(zrt_context *ctx, const std::string &path);
+std::string measureMachine(zrt_context *ctx, Calibration &calibration);
+
+/// Collective: rank 0 writes `calibration` to `path` (through `path`.tmp
+/// and a rename) and prints it. Returns "" or, on every rank, the error.
+std::string writeCalibration(zrt_context *ctx, const std::string &path,
+                             const Calibration &calibration);
 
 } // namespace zrt
 

@@ -157,6 +157,14 @@ struct zrt_context {
   /// global gradient norm into the runtime's step scalars (the driver
   /// clears it before each step).
   bool gradNormRecorded = false;
+  /// --calibrate: while `on`, the GEMM kernels (zrt_matmul, zrt_matmul_bias)
+  /// add their FLOPs and their time here (abi/kernels.cpp), so that the
+  /// calibration has the rate of the program's own GEMMs.
+  struct GemmTiming {
+    bool on = false;
+    double flops = 0;
+    int64_t ns = 0;
+  } gemmTiming;
   zrt::GradientWatch gradientWatch;
   /// Runs the CPU transport's collectives (cpu/mpi_transport.h): on a thread
   /// of its own with MPI, inline without.

@@ -449,6 +449,41 @@ private:
   Batches batches;
 };
 
+/// --calibrate: the rate of the program's own GEMMs (their FLOPs over their
+/// time on the slowest rank) over two training steps after one to warm up,
+/// into `calibration`. The steps train the freshly initialised weights,
+/// which nothing saves.
+static std::string measureProgramGemms(zrt_context *ctx, Options &options,
+                                       const ProgramEntries &program,
+                                       Calibration &calibration) {
+  std::vector<void *> buffers = allocateArgs(ctx);
+  initialise(ctx, options, buffers);
+  Batches batches(ctx, options.seed);
+  if (!options.data.empty()) {
+    std::string error = agreeOnError(ctx, batches.openTokens(options.data));
+    if (!error.empty())
+      return error;
+  }
+  double seconds = 0;
+  constexpr int64_t kWarmUp = 1, kTimed = 2;
+  for (int64_t step = 0; step < kWarmUp + kTimed; ++step) {
+    ctx->gemmTiming.on = step >= kWarmUp;
+    runStep(ctx, step, program, batches, buffers, options, seconds);
+  }
+  ctx->gemmTiming.on = false;
+  double rate = ctx->gemmTiming.ns > 0
+                    ? ctx->gemmTiming.flops / (double(ctx->gemmTiming.ns) * 1e-9)
+                    : 0;
+  double slowest = rate;
+  ZRT_MPI_CHECK(MPI_Allreduce(&rate, &slowest, 1, MPI_DOUBLE, MPI_MIN,
+                              ctx->comm));
+  if (slowest > 0) {
+    calibration.gemmFlops = slowest;
+    calibration.gemmFromProgram = true;
+  }
+  return "";
+}
+
 static void train(zrt_context *ctx, const Options &options,
                   const ProgramEntries &program, Batches &batches,
                   std::vector<void *> &buffers, int64_t firstStep) {
@@ -611,10 +646,11 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   error = checkSameProgram(ctx);
   if (!error.empty())
     leaveAll(ctx, error, ExitFailed);
-  // --calibrate measures the machine instead of training: no data needed.
-  error = options.calibrate.empty() ? checkFlagsForTask(ctx, options) : "";
-  if (!error.empty())
-    leaveAll(ctx, error, ExitBadFlags);
+  // --calibrate measures the machine instead of training: no data needed
+  // (with it, the program's own GEMMs are timed too).
+  std::string taskProblem = checkFlagsForTask(ctx, options);
+  if (!taskProblem.empty() && options.calibrate.empty())
+    leaveAll(ctx, taskProblem, ExitBadFlags);
   // Before anything is allocated: the backend owns the memory. The exact
   // sums of a --deterministic program (128-bit integers) have no NCCL
   // reduction: --device=auto picks the CPU for it, a device is refused.
@@ -634,7 +670,16 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
              ExitBadFlags);
 
   if (!options.calibrate.empty()) {
-    error = calibrate(ctx, options.calibrate);
+    Calibration calibration;
+    error = measureMachine(ctx, calibration);
+    // The program's GEMMs are timed where the kernels finish as they
+    // return (the CPU backend) and the program can take a step.
+    if (error.empty() && taskProblem.empty() &&
+        ctx->runtime->hostAddressable())
+      error = measureProgramGemms(ctx, options, {stepFn, applyFn, evalFn},
+                                  calibration);
+    if (error.empty())
+      error = writeCalibration(ctx, options.calibrate, calibration);
     leaveAll(ctx, error, error.empty() ? ExitOk : ExitFailed);
   }
   if (options.checkSchedule) {

@@ -1,6 +1,8 @@
 // RUN: zero-opt %s --zero-predict-schedule="compute-rate=1 memory-bandwidth=1000 link-bandwidth=1 link-latency=10" | FileCheck %s
 // RUN: zero-opt %s --zero-report="compute-rate=1 memory-bandwidth=1000 link-bandwidth=1 link-latency=10" -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: zero-opt %s --zero-report="format=json compute-rate=1 memory-bandwidth=1000 link-bandwidth=1 link-latency=10" -o /dev/null | FileCheck %s --check-prefix=JSON
+// RUN: zero-opt %s --zero-predict-schedule="calibration=%S/Inputs/calibration-polling.json" | FileCheck %s --check-prefix=POLLING
+// RUN: zero-opt %s --zero-report="calibration=%S/Inputs/calibration-polling.json" -o /dev/null | FileCheck %s --check-prefix=POLLING-REPORT
 // Running it twice replaces the plan instead of adding a second one.
 // RUN: zero-opt %s --zero-predict-schedule --zero-predict-schedule="link-latency=10 link-bandwidth=1 compute-rate=1 memory-bandwidth=1000" | FileCheck %s
 
@@ -24,6 +26,19 @@
 // CHECK-NEXT: zrt.declare_collective_plan 7 queued 20004 transfer 20004 exposed 20004
 // CHECK-NEXT: zrt.declare_collective_plan 8 queued 0 transfer 12000 exposed 12000
 // CHECK-NEXT: return
+
+// The same numbers from a --calibrate file whose comm_overlap is -0.5 (a
+// communication thread that polls on the kernels' core, as on a CPU with a
+// core a rank): each asynchronous collective costs the compute thread 1.5x
+// its transfer when it starts (18 us for a gather, 30.006 us for an
+// all-reduce; 156.02 us a step), so the second all-reduce no longer queues
+// and no wait blocks but the blocking gather's.
+// POLLING: zrt.declare_collective_plan 1 queued 0 transfer 12000 exposed 0
+// POLLING-NEXT: zrt.declare_collective_plan 2 queued 0 transfer 20004 exposed 0
+// POLLING-NEXT: zrt.declare_collective_plan 3 queued 0 transfer 20004 exposed 0
+// POLLING-NEXT: zrt.declare_collective_plan 4 queued 0 transfer 12000 exposed 12000
+// POLLING-REPORT: predicted schedule of one step (1.0 GFLOP/s, memory 1000.0 GB/s, link 1.00 GB/s and 10.0 us a step, collectives -50% overlapped; --check-schedule holds the run to it):
+// POLLING-REPORT-NEXT: step 4.18 ms: kernels 4.00 ms, waits blocking them 24.0 us, collectives on the compute core 156.0 us
 
 // Each collective with its op positions in the step and the kernels around.
 // REPORT: predicted schedule of one step (1.0 GFLOP/s, memory 1000.0 GB/s, link 1.00 GB/s and 10.0 us a step; --check-schedule holds the run to it):
@@ -54,6 +69,7 @@
 // JSON: "transfer_seconds": 1.1999{{[0-9]+}}e-05,
 // JSON: "wait_position": 2
 // JSON: "time_model": {
+// JSON-NEXT: "comm_overlap": 1,
 // JSON-NEXT: "gemm_flops": 1000000000,
 // JSON-NEXT: "link_bandwidth": 1000000000,
 // JSON-NEXT: "link_latency": {{1.0*1e-05|9.9+[0-9]*e-06}},

@@ -14,7 +14,9 @@
 #include "lib/Frontend/TransformerModel.h"
 #include "passes/MemoryPrediction.h"
 #include "passes/Passes.h"
+#include "passes/SchedulePrediction.h"
 #include "tools/zero-opt/NestingDepth.h"
+#include "tools/zero-opt/Planner.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -35,6 +37,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <array>
 #include <map>
 
 using namespace mlir;
@@ -85,6 +88,15 @@ cl::opt<bool> printPipeline(
     "print-pipeline",
     cl::desc("With --stage: print the pass pipeline it runs, as the text "
              "--pass-pipeline= takes, and exit"),
+    cl::cat(zeroCategory));
+cl::opt<bool> plan(
+    "plan",
+    cl::desc("Search the stage, the units kept gathered, the recomputed "
+             "units, the prefetch distance, the bucket size (and with "
+             "--grad-accum the accumulation) for the fastest configuration "
+             "whose predicted peak fits --memory-limit, print the ranking "
+             "and exit; flags given fix their value. --stage=auto compiles "
+             "the choice"),
     cl::cat(zeroCategory));
 cl::opt<bool> printConfigFields(
     "print-config-fields",
@@ -158,6 +170,16 @@ public:
       if (flag->values->ArgStr == name && !flag->values->empty())
         return (*flag->values)[flag->values->size() - 1];
     return otherwise.str();
+  }
+
+  /// Every value given to the flag of option `name`, comma-joined (a
+  /// list's values), else the last one; "" when not given.
+  std::string joinedValue(StringRef name) const {
+    for (const auto &flag : flags)
+      if (flag->values->ArgStr == name && !flag->values->empty())
+        return flag->isList ? llvm::join(*flag->values, ",")
+                            : (*flag->values)[flag->values->size() - 1];
+    return "";
   }
 
   /// Whether the flag of option `name` was given.
@@ -514,6 +536,93 @@ void suggestFittingConfiguration(StringRef input, DialectRegistry &registry) {
                   "lowers the activations\n";
 }
 
+/// The options --plan and --stage=auto search.
+constexpr std::array<StringLiteral, 6> kPlannedOptions = {
+    "stage", "keep-gathered", "recompute", "prefetch", "bucket-bytes",
+    "accumulate"};
+
+/// --plan / --stage=auto: searches the configurations of `input` (the flags
+/// given fix theirs), prints the ranking (--plan) or a note of the choice
+/// (--stage=auto, which then compiles it), and returns the choice, or
+/// failure with a message when none fits.
+FailureOr<zero::PlanCandidate> planConfiguration(StringRef input,
+                                                 DialectRegistry &registry,
+                                                 bool autoStage) {
+  // The other options, as given, with no limit (the planner applies it).
+  std::string given = stageFlags().optionsText(), base;
+  for (StringRef option : llvm::split(given, ' ')) {
+    StringRef name = option.split('=').first;
+    if (!option.empty() && name != "memory-limit" &&
+        !llvm::is_contained(kPlannedOptions, name))
+      base += " " + option.str();
+  }
+  zero::StageOptions parsed;
+  if (failed(parsed.parseFromString(base))) {
+    fail("cannot read the pipeline flags:" + base);
+    return failure();
+  }
+  std::vector<std::pair<std::string, std::string>> fixed;
+  for (StringRef name : kPlannedOptions)
+    if (stageFlags().given(name) && !(name == "stage" && autoStage))
+      fixed.emplace_back(name.str(), stageFlags().joinedValue(name));
+  if (parsed.deterministic)
+    fixed.emplace_back("accumulate", "local");
+  std::optional<zero::ModelUnits> units = zero::readModelUnits(input, registry);
+  if (!units) {
+    fail("--plan needs an nn model with a @forward function");
+    return failure();
+  }
+  std::optional<int64_t> limit;
+  if (stageFlags().given("memory-limit")) {
+    limit = zero::parseByteSize(stageFlags().value("memory-limit"));
+    if (!limit) {
+      fail("--memory-limit=" + stageFlags().value("memory-limit") +
+           " is not a byte count; give bytes, with a unit if you like "
+           "(80GiB, 40GB, 512MiB, 1.5e9)");
+      return failure();
+    }
+  }
+  std::vector<zero::PlanAxis> axes =
+      zero::planAxes(*units, {0, 1, 2, 3}, parsed.gradAccum, fixed);
+  zero::PlanResult result =
+      zero::searchPlans(input, registry, base, axes, limit);
+  std::string header = llvm::formatv(
+      "zero-opt plan: world size {0}, {1} micro-batch(es) a step; time "
+      "model {2}",
+      parsed.worldSize, parsed.gradAccum, parsed.timeModelText());
+  if (!autoStage)
+    zero::printPlan(llvm::outs(), result, header, limit);
+  const zero::PlanCandidate *chosen = result.chosen();
+  if (!chosen) {
+    std::string smallest;
+    if (!result.candidates.empty()) {
+      const zero::PlanCandidate *least = &result.candidates.front();
+      for (const zero::PlanCandidate &c : result.candidates)
+        if (c.peakBytes < least->peakBytes)
+          least = &c;
+      smallest = llvm::formatv("; the smallest predicted peak is {0} bytes "
+                               "({1})",
+                               least->peakBytes, least->flags());
+    }
+    fail(llvm::formatv("no configuration of the {0} searched fits{1}{2}",
+                       result.candidates.size() + result.failed,
+                       limit ? " --memory-limit=" +
+                                   stageFlags().value("memory-limit")
+                             : std::string(),
+                       smallest)
+             .str());
+    return failure();
+  }
+  if (autoStage)
+    llvm::errs() << llvm::formatv(
+        "zero-opt: --stage=auto chose {0} (predicted peak {1} bytes a rank, "
+        "step {2}; --plan ranks all {3})\n",
+        chosen->flags(), chosen->peakBytes,
+        zero::formatSeconds(chosen->stepSeconds),
+        result.candidates.size());
+  return *chosen;
+}
+
 /// Runs the configured passes on the input, then translates, compiles or
 /// links it: the part of the work MlirOptMain does not do.
 LogicalResult compileBeyondMLIR(std::unique_ptr<llvm::MemoryBuffer> input,
@@ -596,8 +705,35 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (stageFlags().given("stage")) {
+  // --plan and --stage=auto search before anything is compiled, so they
+  // load the input first.
+  std::unique_ptr<llvm::MemoryBuffer> input;
+  bool autoStage = stageFlags().value("stage") == "auto";
+  if (plan || autoStage) {
+    if (printPipeline || (plan && report.getNumOccurrences()))
+      return fail("--plan prints its ranking and exits; without "
+                  "--print-pipeline or --report (--stage=auto takes them)");
     if (failed(deriveDeterministicChunks()))
+      return 1;
+    input = loadInput(inputFilename, registry);
+    if (!input)
+      return 1;
+    FailureOr<zero::PlanCandidate> chosen =
+        planConfiguration(input->getBuffer(), registry, autoStage);
+    if (failed(chosen))
+      return 1;
+    if (plan)
+      return 0;
+    for (const auto &[name, value] : chosen->choice)
+      if (!value.empty())
+        stageFlags().setDerived(name, name == "keep-gathered" ||
+                                              name == "recompute"
+                                          ? "{" + value + "}"
+                                          : value);
+  }
+
+  if (stageFlags().given("stage")) {
+    if (!autoStage && failed(deriveDeterministicChunks()))
       return 1;
     FailureOr<std::string> pipeline = stagePipelineText();
     if (failed(pipeline))
@@ -621,8 +757,8 @@ int main(int argc, char **argv) {
                 "give the passes their world-size option instead");
   }
 
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      loadInput(inputFilename, registry);
+  if (!input)
+    input = loadInput(inputFilename, registry);
   if (!input)
     return 1;
   // What --memory-limit's search compiles again when the limit refuses.
