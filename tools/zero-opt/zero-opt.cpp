@@ -710,9 +710,9 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> input;
   bool autoStage = stageFlags().value("stage") == "auto";
   if (plan || autoStage) {
-    if (printPipeline || (plan && report.getNumOccurrences()))
-      return fail("--plan prints its ranking and exits; without "
-                  "--print-pipeline or --report (--stage=auto takes them)");
+    if (plan && (printPipeline || report.getNumOccurrences()))
+      return fail("--plan prints its ranking and exits; give it without "
+                  "--print-pipeline and --report (--stage=auto takes them)");
     if (failed(deriveDeterministicChunks()))
       return 1;
     input = loadInput(inputFilename, registry);
