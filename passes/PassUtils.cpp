@@ -77,6 +77,13 @@ StringRef getParamUnit(StringRef paramName) {
   return paramName;
 }
 
+bool isBlockUnit(StringRef unit) {
+  StringRef last = unit.rsplit('.').second;
+  if (last.empty())
+    last = unit;
+  return !last.empty() && llvm::all_of(last, llvm::isDigit);
+}
+
 int64_t getNumElements(Type type) {
   return cast<ShapedType>(type).getNumElements();
 }

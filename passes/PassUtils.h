@@ -78,6 +78,10 @@ llvm::StringRef getArgString(mlir::func::FuncOp func, unsigned index,
 /// (`h.3.attn.c_attn.weight` -> `h.3`), or the whole name without one.
 llvm::StringRef getParamUnit(llvm::StringRef paramName);
 
+/// Whether a unit is a block: its last component is all digits (`h.3`,
+/// `model.layers.3`), as --recompute=blocks and the planner take them.
+bool isBlockUnit(llvm::StringRef unit);
+
 /// `loc` named `name` (a NameLoc around it): how the passes tell the
 /// runtime which tensor a collective moves, for the watchdog's message.
 mlir::Location withCollectiveLabel(mlir::Location loc, llvm::StringRef name);

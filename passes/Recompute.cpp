@@ -42,15 +42,6 @@ struct UnitSpan {
   unsigned firstReader = 0, lastReader = 0, end = 0;
 };
 
-/// A block is a unit whose last component is all digits (h.3,
-/// model.layers.3); --recompute=blocks picks those.
-bool isBlockUnit(StringRef unit) {
-  StringRef last = unit.rsplit('.').second;
-  if (last.empty())
-    last = unit;
-  return !last.empty() && llvm::all_of(last, llvm::isDigit);
-}
-
 struct RecomputePass : zero::impl::RecomputeBase<RecomputePass> {
   using RecomputeBase::RecomputeBase;
 

@@ -24,13 +24,6 @@ namespace {
 /// PyTorch DDP's bucket, the one bucket size the planner tries.
 constexpr int64_t kDdpBucketBytes = 25 * 1024 * 1024;
 
-bool isBlock(llvm::StringRef unit) {
-  llvm::StringRef last = unit.rsplit('.').second;
-  if (last.empty())
-    last = unit;
-  return !last.empty() && llvm::all_of(last, llvm::isDigit);
-}
-
 std::string join(llvm::ArrayRef<std::string> names) {
   return llvm::join(names, ",");
 }
@@ -138,7 +131,7 @@ std::optional<ModelUnits> readModelUnits(llvm::StringRef input,
     if (llvm::is_contained(units.all, unit))
       continue;
     units.all.push_back(unit);
-    if (isBlock(unit))
+    if (isBlockUnit(unit))
       units.blocks.push_back(unit);
   }
   return units;
