@@ -151,7 +151,9 @@ struct RecomputePass : zero::impl::RecomputeBase<RecomputePass> {
           it->second.firstReader = index;
         it->second.lastReader = index;
       }
-    for (auto &[unit, span] : spans) {
+    for (auto &entry : spans) {
+      StringRef unit = entry.first;
+      UnitSpan &span = entry.second;
       span.end = span.lastReader + 1;
       while (span.end < forward.size() &&
              llvm::all_of(unitsRead(trainStep, forward[span.end]),
