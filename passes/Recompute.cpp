@@ -64,7 +64,7 @@ struct RecomputePass : zero::impl::RecomputeBase<RecomputePass> {
     if (failed(chosen))
       return signalPassFailure();
     for (StringRef unit : *chosen)
-      if (failed(checkContiguous(trainStep, unit, spans[unit])))
+      if (failed(checkUnit(trainStep, unit, spans[unit])))
         return signalPassFailure();
 
     std::optional<RankPrediction> baseline;
@@ -114,11 +114,6 @@ struct RecomputePass : zero::impl::RecomputeBase<RecomputePass> {
     for (Operation &op : body) {
       if (&op == lossOp)
         break;
-      if (!isMemoryEffectFree(&op) || op.getNumRegions())
-        return op.emitOpError()
-               << "cannot be recomputed (" << getArgument()
-               << " clones forward ops, which must be free of side effects "
-                  "and regions)";
       forward.push_back(&op);
     }
     return success();
@@ -200,9 +195,16 @@ struct RecomputePass : zero::impl::RecomputeBase<RecomputePass> {
 
   /// Refuses a unit whose parameters are read around another unit's (a
   /// tied embedding read at both ends of the model, say): recomputing it
-  /// would run that other unit too.
-  LogicalResult checkContiguous(func::FuncOp trainStep, StringRef unit,
-                                const UnitSpan &span) {
+  /// would run that other unit too; and one with an op that cannot run
+  /// twice (side effects, regions).
+  LogicalResult checkUnit(func::FuncOp trainStep, StringRef unit,
+                          const UnitSpan &span) {
+    for (unsigned i = span.firstReader; i < span.end; ++i)
+      if (!isMemoryEffectFree(forward[i]) || forward[i]->getNumRegions())
+        return forward[i]->emitOpError()
+               << "in unit '" << unit << "' cannot be recomputed ("
+               << getArgument() << " clones forward ops, which must be free "
+               << "of side effects and regions)";
     for (unsigned i = span.firstReader; i <= span.lastReader; ++i)
       for (StringRef other : unitsRead(trainStep, forward[i]))
         if (other != unit)
