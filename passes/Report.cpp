@@ -107,6 +107,12 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
       text += llvm::formatv(", collectives {0:F0}% overlapped",
                             model.commOverlap * 100)
                   .str();
+    if (model.collectiveStartSeconds > 0 || model.kernelOverheadSeconds > 0)
+      text += llvm::formatv(", {0} a collective start, {1} a kernel outside "
+                            "it",
+                            formatSeconds(model.collectiveStartSeconds),
+                            formatSeconds(model.kernelOverheadSeconds))
+                  .str();
     return text;
   }
 
@@ -141,6 +147,9 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     if (model.commOverlap < 1)
       os << llvm::formatv(", collectives on the compute core {0}",
                           formatSeconds(s.sharedSeconds));
+    if (s.overheadSeconds > 0)
+      os << llvm::formatv(", starts and overhead {0}",
+                          formatSeconds(s.overheadSeconds));
     os << "\n";
     os << llvm::formatv("  {0,4} {1,-14} {2,12} {3,7} {4,10} {5,10} {6,10} "
                         "{7,10}  {8}\n",
@@ -185,11 +194,16 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                             {"memory_bandwidth", model.memoryBandwidth},
                             {"link_bandwidth", model.linkBandwidth},
                             {"link_latency", model.linkLatency},
-                            {"comm_overlap", model.commOverlap}}},
+                            {"comm_overlap", model.commOverlap},
+                            {"collective_start_seconds",
+                             model.collectiveStartSeconds},
+                            {"kernel_overhead_seconds",
+                             model.kernelOverheadSeconds}}},
         {"step_seconds", s.stepSeconds},
         {"compute_seconds", s.computeSeconds},
         {"exposed_seconds", s.exposedSeconds},
         {"shared_seconds", s.sharedSeconds},
+        {"overhead_seconds", s.overheadSeconds},
         {"collectives", std::move(collectives)}};
   }
 

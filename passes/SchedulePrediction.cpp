@@ -104,7 +104,7 @@ namespace {
 /// kernels run so far.
 struct Clocks {
   double compute = 0, comm = 0;
-  double kernels = 0, exposed = 0, shared = 0;
+  double kernels = 0, exposed = 0, shared = 0, overhead = 0;
   int64_t kernelCount = 0;
 };
 
@@ -166,6 +166,9 @@ void replay(func::FuncOp body, StringRef function, int64_t microBatch,
       planned.kernelBeforeStart = lastKernelBefore(position);
       planned.transfer = model.collectiveSeconds(
           planned.kind, planned.tensorBytes, worldSize);
+      // The start runs on the compute thread before the transfer can begin.
+      clocks.compute += model.collectiveStartSeconds;
+      clocks.overhead += model.collectiveStartSeconds;
       // The communication thread runs collectives one at a time, in the
       // order they were started.
       double begin = std::max(clocks.compute, clocks.comm);
@@ -208,8 +211,11 @@ void replay(func::FuncOp body, StringRef function, int64_t microBatch,
     double seconds = model.kernelSeconds(op);
     clocks.compute += seconds;
     clocks.kernels += seconds;
-    if (isKernel(op))
+    if (isKernel(op)) {
       ++clocks.kernelCount;
+      clocks.compute += model.kernelOverheadSeconds;
+      clocks.overhead += model.kernelOverheadSeconds;
+    }
   }
 }
 
@@ -246,6 +252,7 @@ FailureOr<SchedulePrediction> predictSchedule(ModuleOp module,
   prediction.computeSeconds = clocks.kernels;
   prediction.exposedSeconds = clocks.exposed;
   prediction.sharedSeconds = clocks.shared;
+  prediction.overheadSeconds = clocks.overhead;
   return prediction;
 }
 
@@ -280,6 +287,21 @@ llvm::Expected<TimeModel> readCalibration(StringRef path) {
                                 key, *value)
                       .str());
     *field = *value;
+  }
+  // Written since the program's steps are timed; older files mean none.
+  for (auto [key, field] : {std::pair<StringRef, double *>{
+                                "collective_start_seconds",
+                                &model.collectiveStartSeconds},
+                            {"kernel_overhead_seconds",
+                             &model.kernelOverheadSeconds}}) {
+    const llvm::json::Value *value = object->get(key);
+    if (!value)
+      continue;
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !(*number >= 0) || !std::isfinite(*number))
+      return fail(llvm::formatv("\"{0}\" must be zero or more seconds", key)
+                      .str());
+    *field = *number;
   }
   // Written since the overlap was measured; older files mean full overlap.
   if (const llvm::json::Value *overlap = object->get("comm_overlap")) {

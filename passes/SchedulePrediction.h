@@ -49,6 +49,12 @@ struct TimeModel {
   /// polling communication thread), down to -1. The runtime's --calibrate
   /// measures it; 1 without a calibration.
   double commOverlap = 1;
+  /// Seconds the compute thread spends starting a collective (checks,
+  /// staging, the hand-over), and outside kernels, starts and waits per
+  /// kernel (allocation, bookkeeping, the calls). The runtime's --calibrate
+  /// measures both on the program's own steps; 0 without a calibration.
+  double collectiveStartSeconds = 0;
+  double kernelOverheadSeconds = 0;
 
   /// Seconds of one kernel (any zrt op of the step that is not a
   /// collective, a wait or bookkeeping): max(FLOPs / computeFlops, bytes of
@@ -98,6 +104,8 @@ struct SchedulePrediction {
   /// What asynchronous collectives cost the compute thread while they run
   /// ((1 - commOverlap) x their transfer).
   double sharedSeconds = 0;
+  /// The collectives' starts and the kernels' overhead outside them.
+  double overheadSeconds = 0;
 };
 
 /// Replays the zrt program of `module` (zero-lower-to-runtime's output) on

@@ -84,6 +84,30 @@ CollectiveInfo infoFor(zrt_context *ctx, CollectiveKind kind,
   return info;
 }
 
+/// --calibrate's account of one collective start or wait (ctx->timing).
+class TimedCall {
+public:
+  TimedCall(zrt_context *ctx, bool isStart)
+      : ctx(ctx->timing.on ? ctx : nullptr), isStart(isStart),
+        begin(this->ctx ? ScheduleCheck::nowNs() : 0) {}
+  ~TimedCall() {
+    if (!ctx)
+      return;
+    int64_t ns = ScheduleCheck::nowNs() - begin;
+    if (isStart) {
+      ++ctx->timing.starts;
+      ctx->timing.startNs += ns;
+    } else {
+      ctx->timing.waitNs += ns;
+    }
+  }
+
+private:
+  zrt_context *ctx;
+  bool isStart;
+  int64_t begin;
+};
+
 /// The start of an all-gather or reduce-scatter: the checks and counts they
 /// share, their staging, then `start(staging, countedBytes, info)` on the
 /// transport.
@@ -91,6 +115,7 @@ template <typename Start>
 int64_t startPadded(zrt_context *ctx, const char *op, CollectiveKind kind,
                     int32_t dtype, int64_t numel, int64_t shardNumel,
                     const char *label, Start start) {
+  TimedCall timed(ctx, /*isStart=*/true);
   int64_t size = dtypeSize(op, dtype), W = ctx->worldSize;
   checkShards(op, W, numel, shardNumel);
   mpiCount(op, shardNumel);
@@ -144,6 +169,7 @@ extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
 extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
                                         const void *x, void *y, int64_t n,
                                         const char *label) {
+  TimedCall timed(ctx, /*isStart=*/true);
   const char *op = "zrt_all_reduce";
   int64_t size = dtypeSize(op, dtype);
   mpiCount(op, n);
@@ -160,6 +186,7 @@ extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
 }
 
 extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
+  TimedCall timed(ctx, /*isStart=*/false);
   int64_t begin = ctx->checkSchedule ? ScheduleCheck::nowNs() : 0;
   ctx->runtime->wait(handle);
   if (ctx->checkSchedule)

@@ -63,36 +63,45 @@ template <> struct GemmFlops<Kernel::matmul_bias> {
   }
 };
 
-/// Times one GEMM kernel while ctx->gemmTiming is on (the CPU backend, whose
-/// kernels have finished when they return). The CPU's zrt_matmul_bias runs
-/// zrt_matmul inside: only the outer call counts.
-class GemmTimer {
+/// Times one kernel while ctx->timing is on (the CPU backend, whose kernels
+/// have finished when they return); only the outermost call counts.
+class KernelTimer {
 public:
-  GemmTimer(zrt_context *ctx, double flops)
-      : ctx(flops > 0 && ctx->gemmTiming.on ? ctx : nullptr), flops(flops),
-        begin(this->ctx ? ScheduleCheck::nowNs() : 0) {
-    if (this->ctx)
-      this->ctx->gemmTiming.on = false;
+  KernelTimer(zrt_context *ctx, double flops)
+      : ctx(ctx->timing.on ? ctx : nullptr), flops(flops) {
+    if (!this->ctx)
+      return;
+    outer = ctx->timing.depth++ == 0;
+    if (outer)
+      begin = ScheduleCheck::nowNs();
   }
-  ~GemmTimer() {
+  ~KernelTimer() {
     if (!ctx)
       return;
-    ctx->gemmTiming.on = true;
-    ctx->gemmTiming.flops += flops;
-    ctx->gemmTiming.ns += ScheduleCheck::nowNs() - begin;
+    --ctx->timing.depth;
+    if (!outer)
+      return;
+    int64_t ns = ScheduleCheck::nowNs() - begin;
+    ++ctx->timing.kernels;
+    ctx->timing.kernelNs += ns;
+    if (flops > 0) {
+      ctx->timing.gemmFlops += flops;
+      ctx->timing.gemmNs += ns;
+    }
   }
 
 private:
   zrt_context *ctx;
   double flops;
-  int64_t begin;
+  bool outer = false;
+  int64_t begin = 0;
 };
 } // namespace
 
 #define ZRT_KERNEL(name, backendName, params, args)                            \
   extern "C" void zrt_##name params {                                          \
     TraceScope trace(ctx, #name);                                              \
-    GemmTimer gemm(ctx, GemmFlops<Kernel::name>::of args);                     \
+    KernelTimer timer(ctx, GemmFlops<Kernel::name>::of args);                  \
     ctx->kernels->name args;                                                   \
     After<Kernel::name>::run args;                                             \
   }

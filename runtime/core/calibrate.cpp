@@ -200,10 +200,13 @@ std::string writeCalibration(zrt_context *ctx, const std::string &path,
                    "  \"gemm_flops_synthetic\": %.6g,\n  "
                    "\"memory_bandwidth\": %.6g,\n  \"link_bandwidth\": %.6g,\n"
                    "  \"link_latency\": %.6g,\n  \"comm_overlap\": %.4f,\n"
+                   "  \"collective_start_seconds\": %.6g,\n"
+                   "  \"kernel_overhead_seconds\": %.6g,\n"
                    "  \"world_size\": %d\n}\n",
                    c.gemmFlops, c.gemmFromProgram ? "program" : "synthetic",
                    c.syntheticGemmFlops, c.memoryBandwidth, c.linkBandwidth,
-                   c.linkLatency, c.commOverlap, ctx->worldSize);
+                   c.linkLatency, c.commOverlap, c.collectiveStartSeconds,
+                   c.kernelOverheadSeconds, ctx->worldSize);
       bool written = std::fflush(file) == 0;
       written = std::fclose(file) == 0 && written;
       if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -213,8 +216,9 @@ std::string writeCalibration(zrt_context *ctx, const std::string &path,
       } else {
         std::printf("calibration: GEMM %.1f GFLOP/s (%s), memory %.1f GB/s, "
                     "link %.2f GB/s and %.1f us a step over %d ranks, "
-                    "collectives %.0f%% overlapped with compute; written to "
-                    "'%s' (zero-opt --calibration=%s)\n",
+                    "collectives %.0f%% overlapped with compute, %.0f us a "
+                    "collective start and %.0f us a kernel outside it; "
+                    "written to '%s' (zero-opt --calibration=%s)\n",
                     c.gemmFlops / 1e9,
                     c.gemmFromProgram
                         ? "the program's own, over two steps"
@@ -222,7 +226,9 @@ std::string writeCalibration(zrt_context *ctx, const std::string &path,
                           "--data",
                     c.memoryBandwidth / 1e9, c.linkBandwidth / 1e9,
                     c.linkLatency * 1e6, ctx->worldSize, c.commOverlap * 100,
-                    path.c_str(), path.c_str());
+                    c.collectiveStartSeconds * 1e6,
+                    c.kernelOverheadSeconds * 1e6, path.c_str(),
+                    path.c_str());
       }
     }
   }

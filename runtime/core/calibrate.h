@@ -20,6 +20,12 @@
 //   comm_overlap      GEMMs with and without an all-reduce in flight: the
 //                     fraction of the collective they hide (0 where the
 //                     communication thread shares the rank's core).
+//   collective_start_seconds, kernel_overhead_seconds
+//                     from the program's steps too: the mean time of a
+//                     collective's start on the calling thread, and what
+//                     the step spends outside kernels, starts and waits per
+//                     kernel (allocation, bookkeeping, the calls); 0 when
+//                     the program cannot take a step.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CORE_CALIBRATE_H
@@ -34,6 +40,7 @@ namespace zrt {
 struct Calibration {
   double gemmFlops = 0, syntheticGemmFlops = 0, memoryBandwidth = 0,
          linkBandwidth = 0, linkLatency = 0, commOverlap = 1;
+  double collectiveStartSeconds = 0, kernelOverheadSeconds = 0;
   /// Whether gemmFlops is the program's own (else the synthetic mix's).
   bool gemmFromProgram = false;
 };

@@ -157,14 +157,19 @@ struct zrt_context {
   /// global gradient norm into the runtime's step scalars (the driver
   /// clears it before each step).
   bool gradNormRecorded = false;
-  /// --calibrate: while `on`, the GEMM kernels (zrt_matmul, zrt_matmul_bias)
-  /// add their FLOPs and their time here (abi/kernels.cpp), so that the
-  /// calibration has the rate of the program's own GEMMs.
-  struct GemmTiming {
+  /// --calibrate: while `on`, the kernels (abi/kernels.cpp; only the
+  /// outermost, as zrt_matmul_bias runs zrt_matmul inside) add their count
+  /// and time here, the GEMMs also their FLOPs, and the collectives
+  /// (abi/collectives.cpp) the time of their starts and waits, so that the
+  /// calibration has the program's own GEMM rate and what a step spends
+  /// outside kernels and waits.
+  struct StepTiming {
     bool on = false;
-    double flops = 0;
-    int64_t ns = 0;
-  } gemmTiming;
+    int depth = 0;
+    double gemmFlops = 0;
+    int64_t gemmNs = 0, kernels = 0, kernelNs = 0;
+    int64_t starts = 0, startNs = 0, waitNs = 0;
+  } timing;
   zrt::GradientWatch gradientWatch;
   /// Runs the CPU transport's collectives (cpu/mpi_transport.h): on a thread
   /// of its own with MPI, inline without.

@@ -449,11 +449,12 @@ private:
   Batches batches;
 };
 
-/// --calibrate: the rate of the program's own GEMMs (their FLOPs over their
-/// time on the slowest rank) over two training steps after one to warm up,
-/// into `calibration`. The steps train the freshly initialised weights,
-/// which nothing saves.
-static std::string measureProgramGemms(zrt_context *ctx, Options &options,
+/// --calibrate: over two training steps after one to warm up, the rate of
+/// the program's own GEMMs (their FLOPs over their time), the mean time of
+/// a collective start, and what the step spends outside kernels, starts and
+/// waits per kernel, each the slowest rank's, into `calibration`. The steps
+/// train the freshly initialised weights, which nothing saves.
+static std::string measureProgramSteps(zrt_context *ctx, Options &options,
                                        const ProgramEntries &program,
                                        Calibration &calibration) {
   std::vector<void *> buffers = allocateArgs(ctx);
@@ -464,23 +465,31 @@ static std::string measureProgramGemms(zrt_context *ctx, Options &options,
     if (!error.empty())
       return error;
   }
-  double seconds = 0;
   constexpr int64_t kWarmUp = 1, kTimed = 2;
+  double warmUp = 0, seconds = 0;
   for (int64_t step = 0; step < kWarmUp + kTimed; ++step) {
-    ctx->gemmTiming.on = step >= kWarmUp;
-    runStep(ctx, step, program, batches, buffers, options, seconds);
+    ctx->timing.on = step >= kWarmUp;
+    runStep(ctx, step, program, batches, buffers, options,
+            step < kWarmUp ? warmUp : seconds);
   }
-  ctx->gemmTiming.on = false;
-  double rate = ctx->gemmTiming.ns > 0
-                    ? ctx->gemmTiming.flops / (double(ctx->gemmTiming.ns) * 1e-9)
-                    : 0;
-  double slowest = rate;
-  ZRT_MPI_CHECK(MPI_Allreduce(&rate, &slowest, 1, MPI_DOUBLE, MPI_MIN,
-                              ctx->comm));
-  if (slowest > 0) {
-    calibration.gemmFlops = slowest;
+  ctx->timing.on = false;
+  const auto &t = ctx->timing;
+  // Three numbers, each the slowest rank's: the GEMM rate (a minimum), and
+  // the two costs (maxima, negated to share one MIN reduction).
+  double outside = seconds - double(t.kernelNs + t.startNs + t.waitNs) * 1e-9;
+  double mine[3] = {
+      t.gemmNs > 0 ? t.gemmFlops / (double(t.gemmNs) * 1e-9) : 0,
+      t.starts > 0 ? -double(t.startNs) * 1e-9 / double(t.starts) : 0,
+      t.kernels > 0 ? -std::max(0.0, outside) / double(t.kernels) : 0};
+  double slowest[3];
+  ZRT_MPI_CHECK(
+      MPI_Allreduce(mine, slowest, 3, MPI_DOUBLE, MPI_MIN, ctx->comm));
+  if (slowest[0] > 0) {
+    calibration.gemmFlops = slowest[0];
     calibration.gemmFromProgram = true;
   }
+  calibration.collectiveStartSeconds = -slowest[1];
+  calibration.kernelOverheadSeconds = -slowest[2];
   return "";
 }
 
@@ -672,11 +681,11 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   if (!options.calibrate.empty()) {
     Calibration calibration;
     error = measureMachine(ctx, calibration);
-    // The program's GEMMs are timed where the kernels finish as they
+    // The program's steps are timed where the kernels finish as they
     // return (the CPU backend) and the program can take a step.
     if (error.empty() && taskProblem.empty() &&
         ctx->runtime->hostAddressable())
-      error = measureProgramGemms(ctx, options, {stepFn, applyFn, evalFn},
+      error = measureProgramSteps(ctx, options, {stepFn, applyFn, evalFn},
                                   calibration);
     if (error.empty())
       error = writeCalibration(ctx, options.calibrate, calibration);

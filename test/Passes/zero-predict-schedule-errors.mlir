@@ -8,6 +8,8 @@
 // RUN: not zero-opt %s --split-input-file --zero-predict-schedule=calibration=%t.short.json 2>&1 | FileCheck %s --check-prefix=SHORT
 // RUN: printf '{"gemm_flops": 1e11, "memory_bandwidth": 1.2e10, "link_bandwidth": 5e9, "link_latency": 2e-5, "comm_overlap": 1.5}' > %t.overlap.json
 // RUN: not zero-opt %s --split-input-file --zero-predict-schedule=calibration=%t.overlap.json 2>&1 | FileCheck %s --check-prefix=OVERLAP
+// RUN: printf '{"gemm_flops": 1e11, "memory_bandwidth": 1.2e10, "link_bandwidth": 5e9, "link_latency": 2e-5, "kernel_overhead_seconds": -1}' > %t.overhead.json
+// RUN: not zero-opt %s --split-input-file --zero-predict-schedule=calibration=%t.overhead.json 2>&1 | FileCheck %s --check-prefix=OVERHEAD
 // RUN: printf '[1, 2' > %t.notjson
 // RUN: not zero-opt %s --split-input-file --zero-predict-schedule=calibration=%t.notjson 2>&1 | FileCheck %s --check-prefix=NOTJSON
 // RATE: zero-predict-schedule: compute-rate must be a positive number, got 0
@@ -16,6 +18,7 @@
 // FIELD: zero-predict-schedule: --calibration={{.*}}.bad.json: "link_bandwidth" must be a positive number, got -5
 // SHORT: zero-predict-schedule: --calibration={{.*}}.short.json: no number "link_latency"
 // OVERLAP: zero-predict-schedule: --calibration={{.*}}.overlap.json: "comm_overlap" must be a number from -1 to 1
+// OVERHEAD: zero-predict-schedule: --calibration={{.*}}.overhead.json: "kernel_overhead_seconds" must be zero or more seconds
 // NOTJSON: zero-predict-schedule: --calibration={{.*}}.notjson: not JSON
 
 // expected-error @+1 {{zero-predict-schedule: expected the zrt program (run zero-lower-to-runtime first)}}

@@ -32,13 +32,15 @@
 // core a rank): each asynchronous collective costs the compute thread 1.5x
 // its transfer when it starts (18 us for a gather, 30.006 us for an
 // all-reduce; 156.02 us a step), so the second all-reduce no longer queues
-// and no wait blocks but the blocking gather's.
+// and no wait blocks but the blocking gather's. The file also gives 1 us a
+// collective start and 5 us a kernel outside it: 4 starts and 1 kernel a
+// micro-batch, 18 us a step.
 // POLLING: zrt.declare_collective_plan 1 queued 0 transfer 12000 exposed 0
 // POLLING-NEXT: zrt.declare_collective_plan 2 queued 0 transfer 20004 exposed 0
 // POLLING-NEXT: zrt.declare_collective_plan 3 queued 0 transfer 20004 exposed 0
 // POLLING-NEXT: zrt.declare_collective_plan 4 queued 0 transfer 12000 exposed 12000
-// POLLING-REPORT: predicted schedule of one step (1.0 GFLOP/s, memory 1000.0 GB/s, link 1.00 GB/s and 10.0 us a step, collectives -50% overlapped; --check-schedule holds the run to it):
-// POLLING-REPORT-NEXT: step 4.18 ms: kernels 4.00 ms, waits blocking them 24.0 us, collectives on the compute core 156.0 us
+// POLLING-REPORT: predicted schedule of one step (1.0 GFLOP/s, memory 1000.0 GB/s, link 1.00 GB/s and 10.0 us a step, collectives -50% overlapped, 1.0 us a collective start, 5.0 us a kernel outside it; --check-schedule holds the run to it):
+// POLLING-REPORT-NEXT: step 4.20 ms: kernels 4.00 ms, waits blocking them 24.0 us, collectives on the compute core 156.0 us, starts and overhead 18.0 us
 
 // Each collective with its op positions in the step and the kernels around.
 // REPORT: predicted schedule of one step (1.0 GFLOP/s, memory 1000.0 GB/s, link 1.00 GB/s and 10.0 us a step; --check-schedule holds the run to it):
@@ -69,8 +71,10 @@
 // JSON: "transfer_seconds": 1.1999{{[0-9]+}}e-05,
 // JSON: "wait_position": 2
 // JSON: "time_model": {
+// JSON-NEXT: "collective_start_seconds": 0,
 // JSON-NEXT: "comm_overlap": 1,
 // JSON-NEXT: "gemm_flops": 1000000000,
+// JSON-NEXT: "kernel_overhead_seconds": 0,
 // JSON-NEXT: "link_bandwidth": 1000000000,
 // JSON-NEXT: "link_latency": {{1.0*1e-05|9.9+[0-9]*e-06}},
 // JSON-NEXT: "memory_bandwidth": 1000000000000
