@@ -33,7 +33,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from overlap import ROOT, machine, sh  # noqa: E402
+from overlap import ROOT, machine, mpi_env, sh, token_file  # noqa: E402
 
 ZERO_OPT = os.path.join(ROOT, "build/bin/zero-opt")
 
@@ -67,12 +67,9 @@ def report(args, extra=()):
 
 
 def run(exe, options):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
-               OMPI_MCA_mpi_yield_when_idle="1")
     out = sh(["mpirun", "--oversubscribe", "--bind-to", "none", "-np",
               str(options.ranks), exe, f"--data={options.data}",
-              f"--steps={options.steps}", "--quiet-memory"], env=env).stdout
+              f"--steps={options.steps}", "--quiet-memory"], env=mpi_env()).stdout
     for line in out.splitlines():
         if line.startswith("time per step:"):
             return float(line.split()[3])
@@ -99,10 +96,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/results/deterministic.md"))
     options = parser.parse_args()
     work = tempfile.mkdtemp(prefix="zero-det-")
-    sh([sys.executable, os.path.join(ROOT, "scripts/prepare_data.py"),
-        os.path.join(ROOT, "data/shakespeare.txt"), "-o",
-        os.path.join(work, "text")])
-    options.data = os.path.join(work, "text_train.bin")
+    options.data = token_file(work)
 
     rows = []
     for model in options.models.split(","):

@@ -44,6 +44,24 @@ def machine():
             f"{platform.system()} {platform.release()}, commit {commit}")
 
 
+def mpi_env():
+    """mpirun's environment for the benches: root allowed, one OpenBLAS
+    thread a rank, and, as ranks and their communication threads share the
+    cores, an idle MPI progress loop that yields rather than spin against
+    the kernels."""
+    return dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
+                OMPI_MCA_mpi_yield_when_idle="1")
+
+
+def token_file(work, name="text"):
+    """data/shakespeare.txt as llm.c tokens in `work`: the training file."""
+    sh([sys.executable, os.path.join(ROOT, "scripts/prepare_data.py"),
+        os.path.join(ROOT, "data/shakespeare.txt"), "-o",
+        os.path.join(work, name)])
+    return os.path.join(work, f"{name}_train.bin")
+
+
 def run(variant, prefetch, options, work, extra=()):
     exe = os.path.join(work, f"gpt2-{variant}")
     sh([os.path.join(ROOT, "build/bin/zero-opt"), "--model=gpt2",
@@ -51,15 +69,10 @@ def run(variant, prefetch, options, work, extra=()):
         f"--seq-len={options.seq_len}", "--stage=3",
         f"--world-size={options.ranks}", f"--prefetch={prefetch}", *extra,
         "-o", exe])
-    # Ranks and their communication threads share the cores: an idle MPI
-    # progress loop must yield rather than spin against the kernels.
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
-               OMPI_MCA_mpi_yield_when_idle="1")
     out = sh(["mpirun", "--oversubscribe", "--bind-to", "none", "-np",
               str(options.ranks), exe, f"--data={options.data}",
               f"--steps={options.steps}", f"--trace={exe}.trace.json"],
-             env=env).stdout
+             env=mpi_env()).stdout
     step = exposed = total = None
     for line in out.splitlines():
         if m := STEP_TIME.match(line):
@@ -81,10 +94,7 @@ def main():
     options = parser.parse_args()
     work = os.path.join(ROOT, "build/bench")
     os.makedirs(work, exist_ok=True)
-    options.data = os.path.join(work, "shakespeare_train.bin")
-    sh([sys.executable, os.path.join(ROOT, "scripts/prepare_data.py"),
-        os.path.join(ROOT, "data/shakespeare.txt"), "-o",
-        os.path.join(work, "shakespeare")])
+    options.data = token_file(work, "shakespeare")
     off = run("prefetch-off", -1, options, work)
     on = run("prefetch-on", 1, options, work)
     # One all-gather per transformer block and 25 MiB gradient buckets

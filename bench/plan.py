@@ -27,17 +27,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from overlap import ROOT, machine, sh  # noqa: E402
+from overlap import ROOT, machine, mpi_env, sh, token_file  # noqa: E402
 
 ZERO_OPT = os.path.join(ROOT, "build/bin/zero-opt")
 ROW = re.compile(r"^\s+(\d+)\s+([0-9.]+ (?:s|ms|us))\s+(\d+)\s+(\d+)\s+(--.*)$")
 CHOSEN = re.compile(r"^chosen: (.*) \(predicted peak (\d+) bytes a rank, step (.*)\)$")
-
-
-def env():
-    return dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
-                OMPI_MCA_mpi_yield_when_idle="1")
 
 
 def seconds(text):
@@ -64,7 +58,7 @@ def plan(args):
 def run(exe, data, ranks, steps):
     out = sh(["mpirun", "--oversubscribe", "--bind-to", "none", "-np",
               str(ranks), exe, f"--data={data}", f"--steps={steps}"],
-             env=env()).stdout
+             env=mpi_env()).stdout
     time = peak = None
     for line in out.splitlines():
         if line.startswith("time per step:"):
@@ -82,9 +76,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/results/plan.md"))
     options = parser.parse_args()
     work = tempfile.mkdtemp(prefix="zero-plan-")
-    sh([sys.executable, os.path.join(ROOT, "scripts/prepare_data.py"),
-        os.path.join(ROOT, "data/shakespeare.txt"), "-o", os.path.join(work, "text")])
-    data = os.path.join(work, "text_train.bin")
+    data = token_file(work)
     gpt2 = ["--model=gpt2", "--batch=4", "--seq-len=128"]
 
     calibration = os.path.join(work, "machine.json")
@@ -92,7 +84,7 @@ def main():
     sh([ZERO_OPT, *gpt2, "--stage=0", "--world-size=2", "-o", exe])
     calibrated = sh(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2",
                      exe, f"--calibrate={calibration}", f"--data={data}"],
-                    env=env()).stdout.strip().splitlines()[-1]
+                    env=mpi_env()).stdout.strip().splitlines()[-1]
     print(calibrated, flush=True)
     model = [f"--calibration={calibration}"]
 

@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from overlap import ROOT, machine, sh  # noqa: E402
+from overlap import ROOT, machine, mpi_env, sh, token_file  # noqa: E402
 
 ZERO_OPT = os.path.join(ROOT, "build/bin/zero-opt")
 VARIANTS = ("none", "blocks")
@@ -41,12 +41,9 @@ def report(args):
 
 def run(exe, options):
     """Step time (ms), measured peaks by category, bytes moved per step."""
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
-               OMPI_MCA_mpi_yield_when_idle="1")
     out = sh(["mpirun", "--oversubscribe", "--bind-to", "none", "-np",
               str(options.ranks), exe, f"--data={options.data}",
-              f"--steps={options.steps}"], env=env).stdout
+              f"--steps={options.steps}"], env=mpi_env()).stdout
     time, peaks, moved = None, {}, None
     for line in out.splitlines():
         if line.startswith("time per step:"):
@@ -73,10 +70,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/results/recompute.md"))
     options = parser.parse_args()
     work = tempfile.mkdtemp(prefix="zero-recompute-")
-    sh([sys.executable, os.path.join(ROOT, "scripts/prepare_data.py"),
-        os.path.join(ROOT, "data/shakespeare.txt"), "-o",
-        os.path.join(work, "text")])
-    options.data = os.path.join(work, "text_train.bin")
+    options.data = token_file(work)
 
     rows = []
     for model in options.models.split(","):
