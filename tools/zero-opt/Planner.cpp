@@ -66,9 +66,20 @@ std::string optionsText(
   return text;
 }
 
-/// Compiles and predicts one candidate; false when it does not compile.
-bool predict(llvm::StringRef input, DialectRegistry &registry,
-             llvm::StringRef options, PlanCandidate &candidate) {
+} // namespace
+
+std::string PlanCandidate::flags() const {
+  std::string text;
+  for (const auto &[name, value] : choice) {
+    if (value.empty())
+      continue;
+    text += (text.empty() ? "--" : " --") + name + "=" + value;
+  }
+  return text;
+}
+
+bool predictConfiguration(llvm::StringRef input, DialectRegistry &registry,
+                          llvm::StringRef options, PlanCandidate &candidate) {
   StageOptions parsed;
   if (failed(parsed.parseFromString(options)) || !parsed.check().empty())
     return false;
@@ -100,18 +111,6 @@ bool predict(llvm::StringRef input, DialectRegistry &registry,
   candidate.stepSeconds = schedule->stepSeconds;
   return true;
 }
-} // namespace
-
-std::string PlanCandidate::flags() const {
-  std::string text;
-  for (const auto &[name, value] : choice) {
-    if (value.empty())
-      continue;
-    text += (text.empty() ? "--" : " --") + name + "=" + value;
-  }
-  return text;
-}
-
 std::optional<ModelUnits> readModelUnits(llvm::StringRef input,
                                          DialectRegistry &registry) {
   MLIRContext ctx(registry);
@@ -184,8 +183,9 @@ PlanResult searchPlans(llvm::StringRef input, DialectRegistry &registry,
         return;
       PlanCandidate candidate;
       candidate.choice = choice;
-      if (!predict(input, registry, baseOptions.str() + optionsText(choice),
-                   candidate)) {
+      if (!predictConfiguration(input, registry,
+                                baseOptions.str() + optionsText(choice),
+                                candidate)) {
         ++result.failed;
         return;
       }

@@ -60,6 +60,14 @@ struct PlanResult {
   }
 };
 
+/// Compiles `input` with `options` (StageOptions text) to the zrt program,
+/// without a memory limit, and predicts its peak, traffic and step time
+/// (the options' time model) into `candidate`; false when it does not
+/// compile (a world size that does not divide the batch, say).
+bool predictConfiguration(llvm::StringRef input,
+                          mlir::DialectRegistry &registry,
+                          llvm::StringRef options, PlanCandidate &candidate);
+
 /// The units of the model's parameters (the names up to their first
 /// all-digit component), in the order @forward declares them, and which of
 /// them are blocks (end in digits).

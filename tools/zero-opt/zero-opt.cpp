@@ -458,23 +458,10 @@ std::unique_ptr<llvm::MemoryBuffer> loadInput(StringRef inputFilename,
 /// batch, say).
 std::optional<int64_t> predictedPeak(StringRef input, StringRef options,
                                      DialectRegistry &registry) {
-  MLIRContext ctx(registry);
-  ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
-  zero::StageOptions parsed;
-  if (failed(parsed.parseFromString(options)) || !parsed.check().empty())
+  zero::PlanCandidate prediction;
+  if (!zero::predictConfiguration(input, registry, options, prediction))
     return std::nullopt;
-  parsed.stopAtZrt = true;
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(input, &ctx);
-  if (!module)
-    return std::nullopt;
-  PassManager pm(&ctx);
-  zero::buildStagePipeline(pm, parsed);
-  if (failed(pm.run(*module)))
-    return std::nullopt;
-  FailureOr<zero::RankPrediction> prediction = zero::predictRank(*module, "zero-opt");
-  if (failed(prediction))
-    return std::nullopt;
-  return prediction->ledger.peakTotal;
+  return prediction.peakBytes;
 }
 
 /// After --memory-limit refused the configuration: the smallest world size,
