@@ -31,6 +31,11 @@ namespace {
 struct Accumulator {
   Value gradient;
   unsigned argIndex;
+  /// Hybrid sharding, sharded accumulation: the all-reduce over @replica
+  /// that adds the shard groups' sums. The micro-steps accumulate each
+  /// group's reduce-scattered shard; the apply step all-reduces the
+  /// accumulator across the groups once.
+  AllReduceOp acrossReplicas = nullptr;
 };
 
 /// The module's recorded choice (zero-choose-accumulation) for mode=auto.
@@ -105,10 +110,15 @@ struct AccumulateGradientsPass
   /// The gradient each rank computed itself, before the collective that
   /// reduces it for `update` (that collective moves to the apply step).
   static Value unreducedGradient(nn::AdamWOp update) {
-    Operation *reduction = update.getGrad().getDefiningOp();
-    if (isa_and_nonnull<AllReduceOp, ReduceScatterOp>(reduction))
-      return reduction->getOperand(0);
-    return update.getGrad(); // Nothing to reduce (no collective inserted).
+    // Hybrid sharding reduces in two collectives (over @shard, then over
+    // @replica); both move.
+    Value gradient = update.getGrad();
+    while (Operation *reduction = gradient.getDefiningOp()) {
+      if (!isa<AllReduceOp, ReduceScatterOp>(reduction))
+        break;
+      gradient = reduction->getOperand(0);
+    }
+    return gradient; // Nothing to reduce when no collective was inserted.
   }
 
   /// One float32 accumulator argument per accumulated gradient, placed like
@@ -135,9 +145,20 @@ struct AccumulateGradientsPass
       if (name.empty())
         name = getArgString(step, stateIndex, kMasterAttrName);
       Value gradient = local ? unreducedGradient(update) : update.getGrad();
+      AllReduceOp acrossReplicas;
+      if (auto reduction = gradient.getDefiningOp<AllReduceOp>();
+          !local && reduction && getShardReduction(gradient)) {
+        acrossReplicas = reduction;
+        gradient = reduction.getInput();
+      }
       auto gradType = cast<RankedTensorType>(gradient.getType());
-      // Reduce-scattered gradients are shards of the whole parameter.
-      bool sharded = gradient.getDefiningOp<ReduceScatterOp>();
+      // Reduce-scattered gradients are shards of the whole parameter, over
+      // the group they were scattered in.
+      auto scatter = gradient.getDefiningOp<ReduceScatterOp>();
+      bool sharded = bool(scatter);
+      FlatSymbolRefAttr shardGroup;
+      if (scatter && scatter.getGroup() != kDataParallelGroup)
+        shardGroup = scatter.getGroupAttr();
       Type wholeType = step.getArgument(stateIndex).getType();
       if (auto unsharded = step.getArgAttrOfType<TypeAttr>(
               stateIndex, kUnshardedTypeAttrName))
@@ -147,7 +168,8 @@ struct AccumulateGradientsPass
           b.getNamedAttr(kPlacementAttrName,
                          PlacementAttr::get(&getContext(), Role::Grad,
                                             sharded ? Distribution::Sharded
-                                                    : Distribution::Replicated))};
+                                                    : Distribution::Replicated,
+                                            shardGroup))};
       if (sharded)
         attrs.push_back(b.getNamedAttr(
             kUnshardedTypeAttrName,
@@ -156,7 +178,7 @@ struct AccumulateGradientsPass
       unsigned index = step.getNumArguments();
       (void)step.insertArgument(index, gradType.clone(b.getF32Type()),
                                 b.getDictionaryAttr(attrs), update.getLoc());
-      accumulators.push_back({gradient, index});
+      accumulators.push_back({gradient, index, acrossReplicas});
     }
     return accumulators;
   }
@@ -230,9 +252,17 @@ struct AccumulateGradientsPass
         accumulator = nn::CastOp::create(b, acc.gradient.getLoc(),
                                          acc.gradient.getType(), accumulator);
       mapping.map(acc.gradient, accumulator);
+      // The float32 accumulator is what crosses the replicas.
+      if (AllReduceOp across = acc.acrossReplicas)
+        mapping.map(across.getResult(),
+                    AllReduceOp::create(b, across.getLoc(), accumulator,
+                                        across.getGroupAttr()));
     }
     for (Operation *op : applyOps)
-      b.clone(*op, mapping);
+      if (!isa<AllReduceOp>(op) || !llvm::any_of(accumulators, [&](auto &acc) {
+            return acc.acrossReplicas == op;
+          }))
+        b.clone(*op, mapping);
 
     // Results: the state the optimizer produced, then zeroed accumulators.
     auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());

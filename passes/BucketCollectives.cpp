@@ -39,21 +39,45 @@ RankedTensorType packedType(ValueRange members, int64_t chunks) {
   return RankedTensorType::get({elements}, elementType);
 }
 
-/// The first op in the block that uses any result of `ops`, or null.
+/// Hybrid sharding: the all-reduce over @replica that adds the shard
+/// groups' sums of `op`'s shard, when `op` is such a reduce-scatter. It
+/// travels with the reduce-scatter: a bucket is reduce-scattered within the
+/// group, and its shard all-reduced across the groups.
+AllReduceOp acrossReplicasOf(Operation *op) {
+  if (!isa<ReduceScatterOp>(op) || !op->getResult(0).hasOneUse())
+    return {};
+  auto reduce = dyn_cast<AllReduceOp>(*op->getResult(0).getUsers().begin());
+  return reduce && reduce.getGroup() == kReplicaGroup ? reduce : AllReduceOp();
+}
+
+/// The op whose result is `op`'s reduced gradient: its all-reduce across
+/// the replicas, or itself.
+Operation *finalReductionOf(Operation *op) {
+  if (AllReduceOp reduce = acrossReplicasOf(op))
+    return reduce;
+  return op;
+}
+
+/// The first op in the block that uses the reduced gradient of any of
+/// `ops`, or null.
 Operation *firstUserOf(ArrayRef<Operation *> ops) {
   Operation *first = nullptr;
   for (Operation *op : ops)
-    for (Operation *user : op->getResult(0).getUsers())
+    for (Operation *user : finalReductionOf(op)->getResult(0).getUsers())
       if (!first || user->isBeforeInBlock(first))
         first = user;
   return first;
 }
 
-/// Replaces the result of each of `members` by the matching result of
-/// `unpack`, and erases the members.
+/// Replaces the reduced gradient of each of `members` by the matching
+/// result of `unpack`, and erases the members (and their all-reduces
+/// across replicas).
 void replaceMembers(ArrayRef<Operation *> members, UnpackOp unpack) {
   for (auto [member, result] : llvm::zip(members, unpack.getResults())) {
-    member->getResult(0).replaceAllUsesWith(result);
+    Operation *last = finalReductionOf(member);
+    last->getResult(0).replaceAllUsesWith(result);
+    if (last != member)
+      last->erase();
     member->erase();
   }
 }
@@ -133,6 +157,9 @@ struct BucketCollectivesPass
     if (!isa<ReduceScatterOp, AllReduceOp>(op))
       return false;
     Value input = op->getOperand(0);
+    if (Operation *scatter = input.getDefiningOp();
+        scatter && acrossReplicasOf(scatter) == op)
+      return false; // It goes with its reduce-scatter.
     return !isa<BlockArgument>(input) &&
            cast<RankedTensorType>(input.getType()).getRank() > 0;
   }
@@ -149,7 +176,9 @@ struct BucketCollectivesPass
         return true;
       Operation *head = bucket.front();
       if (head->getName() != op->getName() ||
-          head->getAttr("world_size") != op->getAttr("world_size") ||
+          cast<CollectiveOpInterface>(head).getGroupName() !=
+              cast<CollectiveOpInterface>(op).getGroupName() ||
+          bool(acrossReplicasOf(head)) != bool(acrossReplicasOf(op)) ||
           getElementTypeOrSelf(head->getOperand(0).getType()) !=
               getElementTypeOrSelf(op->getOperand(0).getType()) ||
           bytes + getByteSize(op->getOperand(0).getType()) > bucketBytes)
@@ -205,6 +234,9 @@ struct BucketCollectivesPass
           {pack.getType().getNumElements() / chunks},
           pack.getType().getElementType());
       reduced = ReduceScatterOp::create(b, bucketLoc, shardType, pack, group);
+      if (AllReduceOp acrossReplicas = acrossReplicasOf(last))
+        reduced = AllReduceOp::create(b, bucketLoc, shardType, reduced,
+                                      acrossReplicas.getGroupAttr());
     } else {
       reduced = AllReduceOp::create(b, bucketLoc, pack.getType(), pack, group);
     }

@@ -49,7 +49,8 @@ struct ClipGradNormPass : zero::impl::ClipGradNormBase<ClipGradNormPass> {
         b.getNamedAttr(kHyperAttrName, b.getStringAttr("max_norm")),
         b.getNamedAttr(kPlacementAttrName,
                        PlacementAttr::get(&getContext(), Role::Hyper,
-                                          Distribution::Replicated))};
+                                          Distribution::Replicated,
+                                          FlatSymbolRefAttr()))};
     (void)func.insertArgument(index, scalar, b.getDictionaryAttr(attrs),
                               func.getLoc());
     return func.getArgument(index);
@@ -61,7 +62,10 @@ struct ClipGradNormPass : zero::impl::ClipGradNormBase<ClipGradNormPass> {
     Location loc = func.getLoc();
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     Value total;
-    bool sharded = false;
+    // The group the gradients are sharded over, if they are: each of its
+    // ranks holds a different part of the norm (with hybrid sharding, every
+    // shard group holds all of it).
+    FlatSymbolRefAttr shardGroup;
     for (nn::AdamWOp update : updates) {
       // The moments are arguments named after the parameter whatever
       // precision and stage (the parameter may be a master or a shard).
@@ -72,12 +76,12 @@ struct ClipGradNormPass : zero::impl::ClipGradNormBase<ClipGradNormPass> {
           b, loc, scalar, update.getGrad(),
           name.empty() ? StringAttr() : b.getStringAttr(name));
       total = total ? nn::AddOp::create(b, loc, total, squares) : squares;
-      sharded |= update.getGrad().getDefiningOp<ReduceScatterOp>() != nullptr;
+      if (Operation *reduction = getShardReduction(update.getGrad()))
+        shardGroup = cast<ReduceScatterOp>(reduction).getGroupAttr();
     }
-    if (sharded)
+    if (shardGroup)
       total = AllReduceOp::create(
-          b, withCollectiveLabel(loc, "gradient norm"), total,
-          kDataParallelGroup);
+          b, withCollectiveLabel(loc, "gradient norm"), total, shardGroup);
     return nn::ClipCoefficientOp::create(b, loc, total, maxNorm);
   }
 

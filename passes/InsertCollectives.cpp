@@ -77,7 +77,12 @@ static bool isParamArg(BlockArgument arg) {
 namespace {
 struct InsertCollectivesPass
     : zero::impl::InsertCollectivesBase<InsertCollectivesPass> {
+  /// The group sharded state is sharded over (@dp, or @shard with hybrid
+  /// sharding) and its size; whether gradient shards are then all-reduced
+  /// over @replica.
+  StringRef shardGroup = kDataParallelGroup;
   int64_t worldSize = 1;
+  bool hybrid = false;
   int64_t stage = 0;
   Operation *lossOp = nullptr;
 
@@ -107,8 +112,11 @@ struct InsertCollectivesPass
       return func.emitError() << getArgument() << ": the module has no "
                               << "zero.group @" << kDataParallelGroup
                               << " with a stage (run zero-placement first)";
-    worldSize = group.getWorldSize();
     stage = *group.getStage();
+    GroupOp sharding = getShardingGroup(getOperation());
+    shardGroup = sharding.getSymName();
+    worldSize = sharding.getWorldSize();
+    hybrid = sharding != group;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       if (!func.getArgAttrOfType<PlacementAttr>(i, kPlacementAttrName))
         return func.emitError() << getArgument() << ": argument #" << i
@@ -145,7 +153,7 @@ struct InsertCollectivesPass
       return shard;
     ++numAllGathers;
     return AllGatherOp::create(b, withCollectiveLabel(loc, nameOf(dest)),
-                               fullType, shard, kDataParallelGroup);
+                               fullType, shard, shardGroup);
   }
 
   /// Reduces the gradient of one AdamW update and moves its operands between
@@ -188,13 +196,21 @@ struct InsertCollectivesPass
     RankedTensorType shardType = shardTypeOf(fullType);
     auto gradType = cast<RankedTensorType>(update.getGrad().getType());
     Value gradShard = ReduceScatterOp::create(
-        reduceAt, reduceLoc, shardTypeOf(gradType), update.getGrad(), dp);
+        reduceAt, reduceLoc, shardTypeOf(gradType), update.getGrad(),
+        shardGroup);
     ++numReduceScatters;
+    // Hybrid sharding: each shard group summed its ranks' gradients; the
+    // groups' sums are added across the replicas of the shard.
+    if (hybrid) {
+      gradShard =
+          AllReduceOp::create(reduceAt, reduceLoc, gradShard, kReplicaGroup);
+      ++numAllReduces;
+    }
     Value stateShard = state;
     if (isShardedArg(state))
       shardArgument(state);
     else
-      stateShard = LocalShardOp::create(b, loc, shardType, state, dp);
+      stateShard = LocalShardOp::create(b, loc, shardType, state, shardGroup);
     shardArgument(cast<BlockArgument>(update.getExpAvg()));
     shardArgument(cast<BlockArgument>(update.getExpAvgSq()));
     auto shardUpdate = nn::AdamWOp::create(
@@ -256,7 +272,7 @@ struct InsertCollectivesPass
     OpBuilder b(first);
     Value full = AllGatherOp::create(
         b, withCollectiveLabel(param.getLoc(), nameOf(param)), fullType, param,
-        kDataParallelGroup);
+        shardGroup);
     ++numAllGathers;
     param.replaceUsesWithIf(full, [&](OpOperand &use) {
       return llvm::is_contained(users, use.getOwner());

@@ -60,6 +60,18 @@ StringAttr labelOf(Operation *collective) {
                        : StringAttr::get(collective->getContext(), label);
 }
 
+/// The ranks a zero collective runs over, as the runtime names them: the
+/// axis of its zero.group (@shard, @replica), or every rank (@dp).
+zrt::Group groupOf(CollectiveOpInterface collective) {
+  Operation *op = collective;
+  GroupOp group = lookupGroup(
+      op, FlatSymbolRefAttr::get(op->getContext(), collective.getGroupName()));
+  if (!group || !group.getAxis())
+    return zrt::Group::World;
+  return *group.getAxis() == MeshAxis::Shard ? zrt::Group::Shard
+                                             : zrt::Group::Replica;
+}
+
 /// A zero.*_start: the buffer of its wait's result, and the started zrt
 /// collective, whose handle replaces the future.
 template <typename ZrtStartOp, typename StartOp>
@@ -71,8 +83,8 @@ void lowerStart(StepLowering &l, StartOp start, Value input, OpBuilder &b,
   l.setHandle(start.getFuture(),
               ZrtStartOp::create(b, start.getLoc(),
                                  zrt::HandleType::get(start.getContext()),
-                                 input, out, /*staging_offset=*/nullptr,
-                                 labelOf(start)));
+                                 input, out, groupOf(start),
+                                 /*staging_offset=*/nullptr, labelOf(start)));
 }
 } // namespace
 
@@ -84,7 +96,8 @@ void StepPattern<AllGatherOp>::lower(AllGatherOp gather, Adaptor a,
                                      OpBuilder &b) const {
   Value full = l.bufferFor(gather, MemCategory::Comm);
   zrt::AllGatherOp::create(b, gather.getLoc(), a.getInput(), full,
-                           /*staging_offset=*/nullptr, labelOf(gather));
+                           groupOf(gather), /*staging_offset=*/nullptr,
+                           labelOf(gather));
 }
 
 template <>
@@ -92,7 +105,8 @@ void StepPattern<ReduceScatterOp>::lower(ReduceScatterOp scatter,
                                          Adaptor a, OpBuilder &b) const {
   Value shard = l.bufferFor(scatter, MemCategory::Grad);
   zrt::ReduceScatterOp::create(b, scatter.getLoc(), a.getInput(), shard,
-                               /*staging_offset=*/nullptr, labelOf(scatter));
+                               groupOf(scatter), /*staging_offset=*/nullptr,
+                               labelOf(scatter));
 }
 
 template <>
@@ -100,7 +114,8 @@ void StepPattern<AllReduceOp>::lower(AllReduceOp reduce, Adaptor a,
                                      OpBuilder &b) const {
   Value y = l.result(reduce, reduce.getInput());
   zrt::AllReduceOp::create(b, reduce.getLoc(), a.getInput(), y,
-                           /*staging_offset=*/nullptr, labelOf(reduce));
+                           groupOf(reduce), /*staging_offset=*/nullptr,
+                           labelOf(reduce));
 }
 
 template <>

@@ -354,8 +354,10 @@ struct LowerToRuntimePass
         (evalStep && failed(emitEntry(evalStep, "zero_program_eval",
                                       /*withLoss=*/true))))
       return signalPassFailure();
-    // zrt.declare_program now states the world size and stage.
-    if (sharding::GroupOp group = sharding::getDataParallelGroup(module))
+    // zrt.declare_program (and zrt.declare_shard_groups) now state the
+    // world size, the stage and the mesh.
+    for (auto group :
+         llvm::make_early_inc_range(module.getOps<sharding::GroupOp>()))
       group.erase();
   }
 

@@ -18,6 +18,7 @@ const char *const kMemoryCategoryNames[ZRT_MEM_NUM_CATEGORIES] = {
     "param", "grad", "optimizer", "activation", "comm", "data"};
 const char *const kCollectiveKindNames[kNumCollectiveKinds] = {
     "all_gather", "reduce_scatter", "all_reduce"};
+const char *const kGroupNames[ZRT_NUM_GROUPS] = {"world", "shard", "replica"};
 
 void MemoryLedger::allocate(int32_t category, int64_t size) {
   current[category] += size;
@@ -44,6 +45,8 @@ void replayDescribe(func::FuncOp describe, MemoryLedger &ledger,
     if (auto program = dyn_cast<zrt::DeclareProgramOp>(op)) {
       facts.worldSize = program.getWorldSize();
       facts.stage = program.getStage();
+    } else if (auto groups = dyn_cast<zrt::DeclareShardGroupsOp>(op)) {
+      facts.shardGroupSize = groups.getSize();
     } else if (auto micro = dyn_cast<zrt::DeclareMicroBatchesOp>(op)) {
       facts.microBatches = micro.getMicroBatches();
     } else if (auto exact = dyn_cast<zrt::DeclareDeterministicOp>(op)) {
@@ -57,9 +60,11 @@ void replayDescribe(func::FuncOp describe, MemoryLedger &ledger,
       // Floats, and 16-byte exact accumulators (--deterministic).
       int64_t size =
           isInt ? 4 : (type.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-      int64_t count = arg.getSharded()
-                          ? sharding::shardSize(numel, facts.worldSize)
-                          : numel;
+      // Sharded over the shard group: declared before the arguments.
+      int64_t shardCount =
+          facts.shardGroupSize ? facts.shardGroupSize : facts.worldSize;
+      int64_t count =
+          arg.getSharded() ? sharding::shardSize(numel, shardCount) : numel;
       ledger.allocate(zrt_role_category(int32_t(role)), count * size);
       if (role == zrt::Role::Param) {
         facts.numParams += numel;
@@ -98,8 +103,13 @@ void replayBody(func::FuncOp body, MemoryLedger &ledger,
       // all-gather or reduce-scatter holds a staging copy (comm memory)
       // from its start to its wait (at once for the blocking form).
       int kind = collective.getCollectiveKind();
-      int64_t staging = collective.getStagingBytes(facts.worldSize);
-      int64_t bytes = collective.getTrafficBytes(facts.worldSize);
+      int group = int(collective.getGroup());
+      int64_t ranks = zrt::GroupSizes{facts.worldSize, facts.shardGroupSize}
+                          .sizeOf(collective);
+      int64_t staging = collective.getStagingBytes(ranks);
+      int64_t bytes = collective.getTrafficBytes(ranks);
+      ledger.groupBytes[group] += bytes;
+      ledger.groupCalls[group] += 1;
       int64_t elementBytes = collective.getElementBytes();
       ledger.bytes[kind] += bytes;
       ledger.calls[kind] += 1;
@@ -119,6 +129,10 @@ void replayBody(func::FuncOp body, MemoryLedger &ledger,
 bool reducesGradients(func::FuncOp apply) {
   bool found = false;
   apply.walk([&](zrt::CollectiveOpInterface collective) {
+    // Hybrid sharding's all-reduce across the replicas runs once a step
+    // whatever the accumulation: what counts is the reduction in the group.
+    if (collective.getGroup() == zrt::Group::Replica)
+      return;
     found |= collective.getCollectiveKind() == ZRT_REDUCE_SCATTER ||
              (collective.getCollectiveKind() == ZRT_ALL_REDUCE &&
               collective.getWholeElements() > 1);

@@ -28,6 +28,9 @@ extern const char *const kMemoryCategoryNames[ZRT_MEM_NUM_CATEGORIES];
 /// Indexed by zrt_collective.
 constexpr int kNumCollectiveKinds = 3;
 extern const char *const kCollectiveKindNames[kNumCollectiveKinds];
+/// Indexed by zrt_group: the runtime ledger's names ("world", "shard",
+/// "replica").
+extern const char *const kGroupNames[ZRT_NUM_GROUPS];
 
 /// Allocations and traffic of one rank, as the runtime's ledger counts them.
 struct MemoryLedger {
@@ -37,6 +40,8 @@ struct MemoryLedger {
   /// The element sizes each kind moved (bit b: 2^b bytes), so the report
   /// can say that --reduce-dtype=fp32 moves 4-byte gradient elements.
   std::array<unsigned, kNumCollectiveKinds> elementBytesSeen{};
+  /// The same bytes and calls per group the collectives ran over.
+  std::array<int64_t, ZRT_NUM_GROUPS> groupBytes{}, groupCalls{};
   /// On the CUDA backend, outside the categories: the attention backward's
   /// statistics buffer, grown to the largest call (zrt.h).
   int64_t attentionStatistics = 0;
@@ -64,6 +69,8 @@ struct PlannedArenas {
 /// The model and placement facts the ZeRO formulas need.
 struct ProgramFacts {
   int64_t worldSize = 1, stage = 0, microBatches = 1;
+  /// Hybrid sharding's group size (zrt.declare_shard_groups); 0 without.
+  int64_t shardGroupSize = 0;
   /// --deterministic: the rows each rank computes per micro-batch (0: the
   /// program's sums are in floating point).
   int64_t deterministicChunkRows = 0;

@@ -2,6 +2,7 @@
 #include "passes/PassUtils.h"
 
 #include "dialects/nn/NNDialect.h"
+#include "dialects/zero/ZeroDialect.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -35,6 +36,13 @@ StringRef getArgString(func::FuncOp func, unsigned index, StringRef attrName) {
 
 StringRef getParamName(func::FuncOp func, unsigned index) {
   return getArgString(func, index, nn::kParamAttrName);
+}
+
+Operation *getShardReduction(Value gradient) {
+  if (auto replicas = gradient.getDefiningOp<sharding::AllReduceOp>())
+    if (replicas.getGroup() == sharding::kReplicaGroup)
+      gradient = replicas.getInput();
+  return gradient.getDefiningOp<sharding::ReduceScatterOp>();
 }
 
 Location withCollectiveLabel(Location loc, StringRef name) {

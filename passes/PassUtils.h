@@ -93,6 +93,12 @@ llvm::StringRef getCollectiveLabel(mlir::Location loc);
 /// buffer: "bucket of 5: a, b, c, ..." (the first three named).
 std::string bucketLabel(llvm::ArrayRef<mlir::Location> labels);
 
+/// The reduction a gradient that AdamW reads goes through last before it is
+/// a shard: the zero.reduce_scatter that defines `gradient`, or, with hybrid
+/// sharding, the one behind the zero.all_reduce over @replica that adds the
+/// shard groups' sums. Null for a whole (replicated) gradient.
+mlir::Operation *getShardReduction(mlir::Value gradient);
+
 /// Element count of a statically shaped tensor type.
 int64_t getNumElements(mlir::Type type);
 

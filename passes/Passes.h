@@ -41,6 +41,15 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
       llvm::cl::desc("Number of data-parallel ranks (mpirun -np); required "
                      "for stages 1-3, 1 by default at stage 0"),
       llvm::cl::value_desc("N"), llvm::cl::init(1)};
+  Option<int64_t> shardGroupSize{
+      *this, "shard-group-size",
+      llvm::cl::desc("Hybrid sharding (HSDP): shard the stage's state within "
+                     "groups of G consecutive ranks and replicate it across "
+                     "the N/G groups; gathers and reduce-scatters stay in a "
+                     "group and gradients are all-reduced across groups. G "
+                     "divides --world-size; 0 (default) or N shards over "
+                     "all N ranks"),
+      llvm::cl::value_desc("G"), llvm::cl::init(0)};
   Option<int64_t> gradAccum{
       *this, "grad-accum",
       llvm::cl::desc("Micro-batches of --batch accumulated (in float32) per "
@@ -151,6 +160,11 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
       llvm::cl::desc("Stop at the planned zrt program (what zero-report "
                      "reads) instead of going on to the LLVM dialect"),
       llvm::cl::init(false)};
+
+  /// Whether --shard-group-size asks for groups smaller than the world.
+  bool hybridSharding() const {
+    return shardGroupSize != 0 && shardGroupSize != worldSize;
+  }
 
   /// Checks the values together. Returns the first problem, worded for
   /// zero-opt's flags of the same names, or "" when they are fine.

@@ -178,9 +178,18 @@ def Placement : Pass<"zero-placement", "::mlir::ModuleOp"> {
     optimizer moments; stage 2 also the gradients; stage 3 also the
     parameters. Data keeps the row split of `zero-split-batch`. No op
     changes here: `zero-insert-collectives` realises the placement.
+
+    With `shard-group-size=G` (hybrid sharding) it declares the mesh's two
+    axes as subgroups of `@dp` (`zero.group @shard world_size(G) axis(shard)
+    of @dp` and `@replica` of W/G ranks) and places the sharded state
+    `sharded over @shard`: sharded within each group of G consecutive
+    ranks, replicated across the groups.
   }];
   let options = [
     Option<"stage", "stage", "int64_t", "0", "ZeRO stage (0-3)">,
+    Option<"shardGroupSize", "shard-group-size", "int64_t", "0",
+           "Shard within groups of this many consecutive ranks (hybrid "
+           "sharding); 0 shards over the whole group">,
   ];
   let dependentDialects = ["::zero::sharding::ZeroDialect"];
 }

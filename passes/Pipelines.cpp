@@ -24,6 +24,17 @@ std::string StageOptions::check() const {
           "run on (mpirun -np N)";
   else if (worldSize < 1)
     os << "--world-size must be at least 1, got " << worldSize;
+  else if (shardGroupSize != 0 &&
+           (shardGroupSize < 2 || worldSize % shardGroupSize != 0))
+    os << "--shard-group-size=" << shardGroupSize
+       << " must divide --world-size=" << worldSize
+       << " and be at least 2 (0 shards over every rank)";
+  else if (hybridSharding() && stage == 0)
+    os << "--shard-group-size shards the state of stages 1-3 within groups; "
+          "--stage=0 shards nothing";
+  else if (hybridSharding() && deterministic)
+    os << "--deterministic and --shard-group-size do not go together yet: the "
+          "exact sums reduce over every rank at once";
   else if (gradAccum < 1)
     os << "--grad-accum must be at least 1, got " << gradAccum;
   else if (prefetch < -1 || maxLiveGatherBytes < 0)
@@ -125,7 +136,8 @@ void buildStagePipeline(OpPassManager &pm, const StageOptions &options) {
 }
 
 void buildPlacedPipeline(OpPassManager &pm, const StageOptions &options) {
-  pm.addPass(createPlacement({options.stage}));
+  pm.addPass(createPlacement(
+      {options.stage, options.hybridSharding() ? options.shardGroupSize : 0}));
   pm.addPass(createInsertCollectives());
   const auto &keepUnits = options.keepGatheredUnits;
   if (!keepUnits.empty()) {

@@ -65,16 +65,60 @@ struct PlacementPass : zero::impl::PlacementBase<PlacementPass> {
                        << stage.getValue();
       return signalPassFailure();
     }
+    FailureOr<FlatSymbolRefAttr> shardGroup = declareMesh(group);
+    if (failed(shardGroup))
+      return signalPassFailure();
     MLIRContext *ctx = &getContext();
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-      Role role = classifyArgument(func, i);
+    // Data is split over every rank; the training state over the shard
+    // group, when there is one.
+    auto placementOf = [&](Role role) {
+      Distribution distribution = distributionFor(role, stage);
+      bool inGroups = *shardGroup && role != Role::Data &&
+                      distribution == Distribution::Sharded;
+      return PlacementAttr::get(ctx, role, distribution,
+                                inGroups ? *shardGroup : FlatSymbolRefAttr());
+    };
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       func.setArgAttr(i, kPlacementAttrName,
-                      PlacementAttr::get(ctx, role, distributionFor(role, stage)));
-    }
+                      placementOf(classifyArgument(func, i)));
     group.setStage(stage.getValue());
-    func->setAttr(kGradPlacementAttrName,
-                  PlacementAttr::get(ctx, Role::Grad,
-                                     distributionFor(Role::Grad, stage)));
+    func->setAttr(kGradPlacementAttrName, placementOf(Role::Grad));
+  }
+
+  /// With shard-group-size, declares @shard and @replica after `dp` and
+  /// returns @shard; null without hybrid sharding.
+  FailureOr<FlatSymbolRefAttr> declareMesh(GroupOp dp) {
+    int64_t size = shardGroupSize, world = dp.getWorldSize();
+    if (size == 0 || size == world)
+      return FlatSymbolRefAttr();
+    if (size < 2 || world % size != 0) {
+      dp.emitError() << getArgument() << ": shard-group-size " << size
+                     << " must be at least 2 and divide the world size "
+                     << world;
+      return failure();
+    }
+    if (stage == 0) {
+      dp.emitError() << getArgument()
+                     << ": stage 0 shards nothing, so it has no shard groups";
+      return failure();
+    }
+    if (GroupOp existing = getShardingGroup(getOperation()); existing != dp) {
+      existing.emitError() << getArgument()
+                           << ": the module already has a zero.group @"
+                           << kShardGroup;
+      return failure();
+    }
+    OpBuilder b(dp);
+    b.setInsertionPointAfter(dp);
+    auto parent = FlatSymbolRefAttr::get(dp.getSymNameAttr());
+    MLIRContext *ctx = &getContext();
+    auto shard = GroupOp::create(b, dp.getLoc(), kShardGroup, size,
+                                 /*stage=*/nullptr,
+                                 MeshAxisAttr::get(ctx, MeshAxis::Shard), parent);
+    GroupOp::create(b, dp.getLoc(), kReplicaGroup, world / size,
+                    /*stage=*/nullptr, MeshAxisAttr::get(ctx, MeshAxis::Replica),
+                    parent);
+    return FlatSymbolRefAttr::get(shard.getSymNameAttr());
   }
 };
 } // namespace

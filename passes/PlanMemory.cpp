@@ -54,15 +54,6 @@ struct PlannedBuffer {
   int64_t offset = 0;
 };
 
-/// The world size `@zero_program_describe` declares.
-int64_t declaredWorldSize(func::FuncOp describe) {
-  int64_t worldSize = 1;
-  describe.walk([&](zrt::DeclareProgramOp program) {
-    worldSize = program.getWorldSize();
-  });
-  return worldSize;
-}
-
 struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
   using PlanMemoryBase::PlanMemoryBase;
 
@@ -82,7 +73,7 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
                             "zero-lower-to-runtime first)";
       return signalPassFailure();
     }
-    int64_t worldSize = declaredWorldSize(describe);
+    zrt::GroupSizes groups = zrt::GroupSizes::declaredIn(describe);
     // The step, the apply function and the validation step never run at
     // once: they share their arenas, each of the largest of their plans.
     SmallVector<func::FuncOp> bodies;
@@ -92,12 +83,12 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
         bodies.push_back(func);
     int64_t sharedBytes = 0;
     for (func::FuncOp func : bodies)
-      sharedBytes = std::max(sharedBytes, plan(func, worldSize, /*shared=*/true));
+      sharedBytes = std::max(sharedBytes, plan(func, groups, /*shared=*/true));
     // Planned last, so that the offsets of the per-category plan stay on
     // the allocs unless the shared one binds.
     SmallVector<int64_t> arenaBytes(ZRT_MEM_NUM_CATEGORIES, 0);
     for (func::FuncOp func : bodies) {
-      plan(func, worldSize, /*shared=*/false);
+      plan(func, groups, /*shared=*/false);
       auto planned = func->getAttrOfType<DenseI64ArrayAttr>(
           zrt::kArenaBytesAttrName);
       for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
@@ -108,7 +99,7 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
       perCategoryBytes += bytes;
     if (shareArenas && sharedBytes < perCategoryBytes) {
       for (func::FuncOp func : bodies)
-        plan(func, worldSize, /*shared=*/true);
+        plan(func, groups, /*shared=*/true);
       declareArenas(describe, {}, sharedBytes);
     } else {
       declareArenas(describe, arenaBytes, 0);
@@ -143,7 +134,8 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
   }
 
   /// The buffers of `func` with their live intervals.
-  SmallVector<PlannedBuffer> collect(func::FuncOp func, int64_t worldSize) {
+  SmallVector<PlannedBuffer> collect(func::FuncOp func,
+                                     const zrt::GroupSizes &groups) {
     SmallVector<PlannedBuffer> buffers;
     DenseMap<Operation *, size_t> byAlloc;
     DenseMap<Value, size_t> byHandle;
@@ -165,7 +157,7 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
       } else if (auto collective = dyn_cast<zrt::CollectiveOpInterface>(op)) {
         // A padded collective stages the padded tensor from its start to
         // its wait.
-        int64_t staging = collective.getStagingBytes(worldSize);
+        int64_t staging = collective.getStagingBytes(groups.sizeOf(collective));
         if (!staging)
           continue;
         if (collective.isAsync())
@@ -184,8 +176,8 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
   /// `shared`, in one arena for all; writes the offsets on its ops and the
   /// plan's arena bytes on `func` (zrt.arena_bytes or
   /// zrt.shared_arena_bytes); returns the bytes of all its arenas together.
-  int64_t plan(func::FuncOp func, int64_t worldSize, bool shared) {
-    SmallVector<PlannedBuffer> buffers = collect(func, worldSize);
+  int64_t plan(func::FuncOp func, const zrt::GroupSizes &groups, bool shared) {
+    SmallVector<PlannedBuffer> buffers = collect(func, groups);
     SmallVector<PlannedBuffer *> order;
     for (PlannedBuffer &buffer : buffers)
       order.push_back(&buffer);

@@ -208,6 +208,10 @@ LogicalResult emitProgramDescription(func::FuncOp trainStep,
       b, loc, worldSize, stage,
       static_cast<zrt::Task>(shape->task), shape->globalBatch, shape->seqLen,
       shape->numFeatures, shape->numClasses);
+  // Hybrid sharding: the sharded arguments are shards of the @shard group.
+  if (sharding::GroupOp sharding = sharding::getShardingGroup(module);
+      sharding && sharding != group)
+    zrt::DeclareShardGroupsOp::create(b, loc, sharding.getWorldSize());
   zrt::DeclareMicroBatchesOp::create(
       b, loc, std::max<int64_t>(1, intAttr(kMicroBatchesAttrName)));
   // zero-exact-sums' chunk, moved into the program.

@@ -210,24 +210,39 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
   /// Model-state bytes per rank by the ZeRO paper (2 + 2 + 12 bytes a
   /// parameter in mixed precision; 4 + 4 + 8 in fp32), and elements moved.
   static std::pair<std::string, double> memoryFormula(const ProgramFacts &m) {
-    double psi = m.numParams, n = m.worldSize;
+    // With hybrid sharding the state is sharded over the G ranks of a group.
+    double psi = m.numParams,
+           n = m.shardGroupSize ? m.shardGroupSize : m.worldSize;
     double p = m.paramBytes, g = m.paramBytes, k = 16 - p - g;
+    StringRef over = m.shardGroupSize ? "G" : "N";
     switch (m.stage) {
     case 0:
       return {"16 Psi", (p + g + k) * psi};
     case 1:
-      return {llvm::formatv("{0} Psi + {1} Psi/N", p + g, k).str(),
+      return {llvm::formatv("{0} Psi + {1} Psi/{2}", p + g, k, over).str(),
               (p + g) * psi + k * psi / n};
     case 2:
-      return {llvm::formatv("{0} Psi + {1} Psi/N", p, g + k).str(),
+      return {llvm::formatv("{0} Psi + {1} Psi/{2}", p, g + k, over).str(),
               p * psi + (g + k) * psi / n};
     default:
-      return {"16 Psi/N", 16 * psi / n};
+      return {llvm::formatv("16 Psi/{0}", over).str(), 16 * psi / n};
     }
   }
-  /// Elements moved per step: stage 3 gathers every micro-batch, and the
-  /// gradients are reduced once per micro-batch or once (local).
+  /// Elements moved per step; with hybrid sharding, the in-group formula
+  /// plus the all-reduce of the gradient shards across the groups, once a
+  /// step (2 Psi/G).
   static std::pair<std::string, double> trafficFormula(const ProgramFacts &m) {
+    auto [text, value] = groupTrafficFormula(m);
+    if (!m.shardGroupSize)
+      return {text, value};
+    return {text + " + 2 Psi/G",
+            value + 2.0 * m.numParams / m.shardGroupSize};
+  }
+  /// Elements moved per step in the group the state is sharded over: stage 3
+  /// gathers every micro-batch, and the gradients are reduced once per
+  /// micro-batch or once (local).
+  static std::pair<std::string, double>
+  groupTrafficFormula(const ProgramFacts &m) {
     double psi = m.numParams, k = m.microBatches, r = m.gradientReductions;
     if (m.microBatches == 1)
       return m.stage == 3 ? std::make_pair(std::string("3 Psi"), 3 * psi)
@@ -246,6 +261,10 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     }
   }
 
+  static zrt::GroupSizes groupSizes(const ProgramFacts &m) {
+    return {m.worldSize, m.shardGroupSize};
+  }
+
   /// "2", "4" or "2+4": the element sizes a collective kind moved.
   static std::string elementSizes(unsigned seen) {
     SmallVector<std::string> sizes;
@@ -262,6 +281,11 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                         "{4} bytes\n",
                         m.stage, m.worldSize, m.microBatches, m.numParams,
                         m.paramBytes);
+    if (m.shardGroupSize)
+      os << llvm::formatv("hybrid sharding: state sharded within {0} groups "
+                          "of G = {1} consecutive ranks, replicated across "
+                          "them\n",
+                          m.worldSize / m.shardGroupSize, m.shardGroupSize);
     if (m.deterministicChunkRows)
       os << llvm::formatv("deterministic: exact (128-bit fixed-point) sums "
                           "of gradients, losses and norms; each rank "
@@ -326,6 +350,11 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     }
     auto [trafficText, trafficValue] = trafficFormula(m);
     os << llvm::formatv("  {0,-14} {1,14}\n", "total", total);
+    if (m.shardGroupSize)
+      for (int g = 0; g < ZRT_NUM_GROUPS; ++g)
+        os << llvm::formatv("  over {0,-9} {1,14} {2,6}  ({3} ranks)\n",
+                            kGroupNames[g], l.groupBytes[g], l.groupCalls[g],
+                            groupSizes(m).sizeOf(zrt::Group(g)));
     os << llvm::formatv("  elements moved {0}; ZeRO formula {1} = {2:F0}\n",
                         elements, trafficText, trafficValue);
   }
@@ -359,6 +388,13 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
       memory[kMemoryCategoryNames[c]] = l.peak[c];
     memory["total"] = l.peakTotal;
+    llvm::json::Object groups;
+    if (m.shardGroupSize)
+      for (int g = 0; g < ZRT_NUM_GROUPS; ++g)
+        groups[kGroupNames[g]] = llvm::json::Object{
+            {"ranks", groupSizes(m).sizeOf(zrt::Group(g))},
+            {"bytes", l.groupBytes[g]},
+            {"calls", l.groupCalls[g]}};
     for (int k = 0; k < kNumCollectiveKinds; ++k) {
       traffic[kCollectiveKindNames[k]] = l.bytes[k];
       calls[kCollectiveKindNames[k]] = l.calls[k];
@@ -370,6 +406,8 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     llvm::json::Object report{
         {"stage", m.stage},
         {"world_size", m.worldSize},
+        {"shard_group_size", m.shardGroupSize ? m.shardGroupSize
+                                              : m.worldSize},
         {"micro_batches", m.microBatches},
         {"deterministic_chunk_rows", m.deterministicChunkRows},
         {"parameters", m.numParams},
@@ -384,6 +422,9 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                             {"attention_statistics", l.attentionStatistics}}},
         {"traffic_bytes_per_step", std::move(traffic)},
         {"collective_calls_per_step", std::move(calls)},
+        {"traffic_per_group",
+         m.shardGroupSize ? llvm::json::Value(std::move(groups))
+                          : llvm::json::Value(nullptr)},
         {"collective_element_bytes", std::move(elementBytes)},
         {"gradient_reductions_per_step", m.gradientReductions},
         {"schedule", std::move(schedule)},

@@ -125,7 +125,8 @@ struct InFlight {
 
 /// One run of `body`: its collectives appended to `out` with their plan.
 void replay(func::FuncOp body, StringRef function, int64_t microBatch,
-            int64_t worldSize, const TimeModel &model, Clocks &clocks,
+            const zrt::GroupSizes &groups, const TimeModel &model,
+            Clocks &clocks,
             std::vector<PlannedCollective> &out) {
   SmallVector<Operation *> ops;
   for (Operation &op : body.getBody().front())
@@ -153,6 +154,8 @@ void replay(func::FuncOp body, StringRef function, int64_t microBatch,
       PlannedCollective planned;
       planned.sequence = int64_t(out.size()) + 1;
       planned.kind = collective.getCollectiveKind();
+      // The ranks of its group share the ring.
+      int64_t worldSize = groups.sizeOf(collective);
       planned.tensorBytes =
           (planned.kind == ZRT_ALL_REDUCE
                ? collective.getWholeElements()
@@ -231,20 +234,18 @@ FailureOr<SchedulePrediction> predictSchedule(ModuleOp module,
     return module.emitError() << passName
                               << ": expected the zrt program (run "
                                  "zero-lower-to-runtime first)";
-  int64_t worldSize = 1, microBatches = 1;
-  describe.walk([&](Operation *op) {
-    if (auto program = dyn_cast<zrt::DeclareProgramOp>(op))
-      worldSize = program.getWorldSize();
-    else if (auto micro = dyn_cast<zrt::DeclareMicroBatchesOp>(op))
-      microBatches = micro.getMicroBatches();
+  zrt::GroupSizes groups = zrt::GroupSizes::declaredIn(describe);
+  int64_t microBatches = 1;
+  describe.walk([&](zrt::DeclareMicroBatchesOp micro) {
+    microBatches = micro.getMicroBatches();
   });
   SchedulePrediction prediction;
   Clocks clocks;
   for (int64_t micro = 1; micro <= microBatches; ++micro)
-    replay(step, "step", micro, worldSize, model, clocks,
+    replay(step, "step", micro, groups, model, clocks,
            prediction.collectives);
   if (apply && !apply.isExternal())
-    replay(apply, "apply", 0, worldSize, model, clocks,
+    replay(apply, "apply", 0, groups, model, clocks,
            prediction.collectives);
   // The driver waits for every collective at the end of the step (the
   // program waits for its own, so the queue is empty by then).

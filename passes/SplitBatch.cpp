@@ -78,7 +78,7 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
              << "data-parallel group; split the batch once";
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
     GroupOp::create(b, func.getLoc(), kDataParallelGroup, worldSize.getValue(),
-                    /*stage=*/nullptr);
+                    /*stage=*/nullptr, /*axis=*/nullptr, /*parent=*/nullptr);
     return success();
   }
 
@@ -161,7 +161,8 @@ struct SplitBatchPass : zero::impl::SplitBatchBase<SplitBatchPass> {
                               << ": micro-batches must be at least 1, got "
                               << microBatches.getValue();
     auto placement = PlacementAttr::get(&getContext(), Role::Data,
-                                        Distribution::Sharded);
+                                        Distribution::Sharded,
+                                        FlatSymbolRefAttr());
     Block &entry = func.getBody().front();
     for (BlockArgument arg : entry.getArguments()) {
       unsigned index = arg.getArgNumber();

@@ -49,6 +49,10 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
                  I64{int64_t(d.getNumClasses())});
         return success();
       })
+      .Case([&](DeclareShardGroupsOp d) {
+        ZRT_CALL(zrt_declare_shard_groups, I64{int64_t(d.getSize())});
+        return success();
+      })
       .Case([&](DeclareMicroBatchesOp d) {
         ZRT_CALL(zrt_declare_micro_batches,
                  I64{int64_t(d.getMicroBatches())});
@@ -140,39 +144,39 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
       })
       // Collectives: (dtype, input, output, N, S), or (dtype, x, y, n).
       .Case([&](AllGatherOp c) {
-        ZRT_CALL(zrt_all_gather, dtype(c.getInput()), p(c.getInput()),
+        ZRT_CALL(zrt_all_gather, I32{int32_t(c.getGroup())}, dtype(c.getInput()), p(c.getInput()),
                  p(c.getOutput()), I64{c.getWholeElements()},
                  I64{c.getShardElements()}, label(c));
         return success();
       })
       .Case([&](ReduceScatterOp c) {
-        ZRT_CALL(zrt_reduce_scatter, dtype(c.getInput()), p(c.getInput()),
+        ZRT_CALL(zrt_reduce_scatter, I32{int32_t(c.getGroup())}, dtype(c.getInput()), p(c.getInput()),
                  p(c.getOutput()), I64{c.getWholeElements()},
                  I64{c.getShardElements()}, label(c));
         return success();
       })
       .Case([&](AllReduceOp c) {
-        ZRT_CALL(zrt_all_reduce, dtype(c.getInput()), p(c.getInput()),
+        ZRT_CALL(zrt_all_reduce, I32{int32_t(c.getGroup())}, dtype(c.getInput()), p(c.getInput()),
                  p(c.getOutput()), I64{c.getWholeElements()}, label(c));
         return success();
       })
       .Case([&](AllGatherStartOp c) {
         emit.lowered[c.getHandle()] = ZRT_CALL(
-            zrt_all_gather_start, dtype(c.getInput()), p(c.getInput()),
+            zrt_all_gather_start, I32{int32_t(c.getGroup())}, dtype(c.getInput()), p(c.getInput()),
             p(c.getOutput()), I64{c.getWholeElements()},
             I64{c.getShardElements()}, label(c));
         return success();
       })
       .Case([&](ReduceScatterStartOp c) {
         emit.lowered[c.getHandle()] = ZRT_CALL(
-            zrt_reduce_scatter_start, dtype(c.getInput()), p(c.getInput()),
+            zrt_reduce_scatter_start, I32{int32_t(c.getGroup())}, dtype(c.getInput()), p(c.getInput()),
             p(c.getOutput()), I64{c.getWholeElements()},
             I64{c.getShardElements()}, label(c));
         return success();
       })
       .Case([&](AllReduceStartOp c) {
         emit.lowered[c.getHandle()] =
-            ZRT_CALL(zrt_all_reduce_start, dtype(c.getInput()),
+            ZRT_CALL(zrt_all_reduce_start, I32{int32_t(c.getGroup())}, dtype(c.getInput()),
                      p(c.getInput()), p(c.getOutput()),
                      I64{c.getWholeElements()}, label(c));
         return success();

@@ -16,10 +16,17 @@ def Zero_PlacementAttr : AttrDef<Zero_Dialect, "Placement"> {
     sharded is what distinguishes the ZeRO stages: stage 1 shards `moment`
     (and `master`), stage 2 also `grad`, stage 3 also `param`. `data` is the
     batch, split by rows rather than flattened into shards.
+
+    A sharded tensor is sharded over the data-parallel group `@dp`, or, with
+    hybrid sharding, over the group `over` names: `#zero.placement<param,
+    sharded over @shard>` is sharded along the mesh's shard axis and
+    replicated along its replica axis (every `@shard` group holds all of
+    it).
   }];
   let parameters = (ins EnumParameter<Zero_Role>:$role,
-                        EnumParameter<Zero_Distribution>:$distribution);
-  let assemblyFormat = "`<` $role `,` $distribution `>`";
+                        EnumParameter<Zero_Distribution>:$distribution,
+                        OptionalParameter<"::mlir::FlatSymbolRefAttr">:$group);
+  let assemblyFormat = "`<` $role `,` $distribution (`over` $group^)? `>`";
   let extraClassDeclaration = [{
     bool isSharded() const {
       return getDistribution() == ::zero::sharding::Distribution::Sharded;

@@ -57,13 +57,24 @@ LogicalResult ZeroDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitError() << "argument #" << argIndex << ": '" << name
                            << "' must be a statically shaped tensor type";
   auto module = op->getParentOfType<ModuleOp>();
-  GroupOp group = module ? getDataParallelGroup(module) : GroupOp();
   auto function = dyn_cast<FunctionOpInterface>(op);
+  // Sharded over the group its placement names (hybrid sharding), else @dp.
+  auto placement =
+      function ? function.getArgAttrOfType<PlacementAttr>(argIndex,
+                                                          kPlacementAttrName)
+               : PlacementAttr();
+  StringRef groupName = placement && placement.getGroup()
+                            ? placement.getGroup().getValue()
+                            : StringRef(kDataParallelGroup);
+  GroupOp group =
+      module ? SymbolTable::lookupNearestSymbolFrom<GroupOp>(
+                   module, StringAttr::get(op->getContext(), groupName))
+             : GroupOp();
   if (!group || !function)
     return op->emitError() << "argument #" << argIndex << ": '" << name
                            << "' needs a function in a module with a "
                               "zero.group @"
-                           << kDataParallelGroup;
+                           << groupName;
   int64_t worldSize = group.getWorldSize();
   auto shard = dyn_cast<ShapedType>(function.getArgumentTypes()[argIndex]);
   int64_t expected = shardSize(full.getNumElements(), worldSize);

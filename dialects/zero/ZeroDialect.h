@@ -43,9 +43,17 @@ inline constexpr llvm::StringLiteral kPlacementAttrName = "zero.placement";
 /// runs over.
 inline constexpr llvm::StringLiteral kDataParallelGroup = "dp";
 
+/// The subgroups of a hybrid-sharding mesh that zero-placement declares
+/// with --shard-group-size (zero.group @shard ... axis(shard) of @dp).
+inline constexpr llvm::StringLiteral kShardGroup = "shard";
+inline constexpr llvm::StringLiteral kReplicaGroup = "replica";
+
 /// The module's data-parallel group, or null before zero-split-batch
 /// declared it.
 GroupOp getDataParallelGroup(mlir::ModuleOp module);
+/// The group sharded state is sharded over: @shard with hybrid sharding,
+/// else @dp (null before zero-split-batch).
+GroupOp getShardingGroup(mlir::ModuleOp module);
 
 /// Elements of one rank's shard of a tensor of `numElements` elements.
 /// Rounded up without adding first: the verifiers call it on any tensor the

@@ -23,4 +23,13 @@ def Zero_Distribution : I32EnumAttr<"Distribution",
   let genSpecializedAttr = 0;
 }
 
+// The two axes of a hybrid-sharding mesh (--shard-group-size): a zero.group
+// with an axis is a subgroup of the data-parallel group.
+def Zero_MeshAxis : I32EnumAttr<"MeshAxis",
+    "the axis of the data-parallel mesh a subgroup spans", [
+    I32EnumAttrCase<"Shard", 0, "shard">,
+    I32EnumAttrCase<"Replica", 1, "replica">]> {
+  let cppNamespace = "::zero::sharding";
+}
+
 #endif // ZERO_ZERO_ENUMS

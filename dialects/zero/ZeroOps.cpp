@@ -22,12 +22,33 @@ GroupOp zero::sharding::getDataParallelGroup(ModuleOp module) {
       module, StringAttr::get(module.getContext(), kDataParallelGroup));
 }
 
+GroupOp zero::sharding::getShardingGroup(ModuleOp module) {
+  if (auto shard = SymbolTable::lookupNearestSymbolFrom<GroupOp>(
+          module, StringAttr::get(module.getContext(), kShardGroup)))
+    return shard;
+  return getDataParallelGroup(module);
+}
+
 LogicalResult GroupOp::verify() {
   if (getWorldSize() < 1)
     return emitOpError("(C1) world_size must be at least 1, got ")
            << getWorldSize();
   if (std::optional<int64_t> stage = getStage(); stage && (*stage < 0 || *stage > 3))
     return emitOpError("(C2) stage must be 0, 1, 2 or 3, got ") << *stage;
+  if (getAxis().has_value() != bool(getParentAttr()))
+    return emitOpError("(C3) a subgroup names its axis and the group it is "
+                       "one 'of'; a group without an axis has no 'of'");
+  if (!getParentAttr())
+    return success();
+  auto parent = lookupGroup(*this, getParentAttr());
+  if (!parent || parent.getAxis())
+    return emitOpError("(C3) '")
+           << getParentAttr().getValue()
+           << "' does not name a zero.group without an axis";
+  if (parent.getWorldSize() % getWorldSize() != 0)
+    return emitOpError("(C3) a subgroup of ")
+           << getWorldSize() << " ranks does not divide @"
+           << getParentAttr().getValue() << "'s " << parent.getWorldSize();
   return success();
 }
 

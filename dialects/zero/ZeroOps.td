@@ -37,14 +37,35 @@ def Zero_GroupOp : Zero_Op<"group", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     zero.group @dp world_size(4) stage(3)
     ```
 
+    With hybrid sharding (`--shard-group-size=G`) the ranks form a mesh of
+    W/G replicas by G shards, and `zero-placement` declares its two axes as
+    subgroups `of @dp`: `@shard`, the G consecutive ranks a rank shards its
+    state with, and `@replica`, the W/G ranks that hold the same shards
+    (rank r is number r mod G of its shard group and r div G of its replica
+    group). Sharded state is placed `over @shard`, its gathers and
+    reduce-scatters run over `@shard`, and the gradient shards are
+    all-reduced over `@replica`.
+
+    ```mlir
+    zero.group @dp world_size(4) stage(3)
+    zero.group @shard world_size(2) axis(shard) of @dp
+    zero.group @replica world_size(2) axis(replica) of @dp
+    ```
+
     Constraints:
     - (C1) `world_size` is at least 1.
     - (C2) `stage`, when set, is 0, 1, 2 or 3.
+    - (C3) A subgroup (`axis`) names a zero.group without an axis `of` which
+      it is one; its world size divides that group's. The group without an
+      axis has no `of`.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$world_size,
-                       OptionalAttr<I64Attr>:$stage);
+                       OptionalAttr<I64Attr>:$stage,
+                       OptionalAttr<Zero_MeshAxis>:$axis,
+                       OptionalAttr<FlatSymbolRefAttr>:$parent);
   let assemblyFormat = [{
-    $sym_name `world_size` `(` $world_size `)` (`stage` `(` $stage^ `)`)? attr-dict
+    $sym_name `world_size` `(` $world_size `)` (`stage` `(` $stage^ `)`)?
+    (`axis` `(` $axis^ `)`)? (`of` $parent^)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -51,6 +51,10 @@ static_assert(int(Init::Zeros) == ZRT_INIT_ZEROS &&
               int(Init::Ones) == ZRT_INIT_ONES);
 static_assert(int(Task::Classify) == ZRT_TASK_CLASSIFY &&
               int(Task::LM) == ZRT_TASK_LM);
+static_assert(int(Group::World) == ZRT_GROUP_WORLD &&
+                  int(Group::Shard) == ZRT_GROUP_SHARD &&
+                  int(Group::Replica) == ZRT_GROUP_REPLICA,
+              "zrt.h's zrt_group");
 static_assert(int(Epilogue::Bias) == ZRT_EPILOGUE_BIAS &&
               int(Epilogue::BiasGelu) == ZRT_EPILOGUE_BIAS_GELU);
 

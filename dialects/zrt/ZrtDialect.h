@@ -44,6 +44,33 @@ namespace zero::zrt {
 /// argument's buffer.
 AllocOp getAllocation(mlir::Value buffer);
 
+/// The sizes of the groups a program's collectives run over, as its
+/// description declares them (zrt.declare_program, zrt.declare_shard_groups).
+struct GroupSizes {
+  int64_t worldSize = 1;
+  /// The shard groups' size with hybrid sharding; 0 without.
+  int64_t shardGroupSize = 0;
+
+  /// Reads them from `describe` (@zero_program_describe; null: one rank).
+  static GroupSizes declaredIn(mlir::Operation *describe);
+  /// Ranks of `group` (zrt.h: without shard groups, shard is the world
+  /// and replica this rank alone).
+  int64_t sizeOf(Group group) const {
+    int64_t shard = shardGroupSize ? shardGroupSize : worldSize;
+    switch (group) {
+    case Group::World:
+      return worldSize;
+    case Group::Shard:
+      return shard;
+    case Group::Replica:
+      return worldSize / shard;
+    }
+    return worldSize;
+  }
+  /// Ranks of the group `op` runs over.
+  int64_t sizeOf(CollectiveOpInterface op) const { return sizeOf(op.getGroup()); }
+};
+
 /// Argument attribute of the step's loss output buffer.
 inline constexpr llvm::StringLiteral kLossAttrName = "zrt.loss";
 /// Function attribute: the arena bytes per category zero-plan-memory planned.

@@ -67,4 +67,13 @@ def Zrt_Epilogue : I32EnumAttr<"Epilogue", "what follows a fused GEMM", [
   let cppNamespace = "::zero::zrt";
 }
 
+// zrt_group: the ranks a collective runs over (hybrid sharding's shard
+// and replica groups, or every rank).
+def Zrt_Group : I32EnumAttr<"Group", "the ranks a collective runs over", [
+    I32EnumAttrCase<"World", 0, "world">,
+    I32EnumAttrCase<"Shard", 1, "shard">,
+    I32EnumAttrCase<"Replica", 2, "replica">]> {
+  let cppNamespace = "::zero::zrt";
+}
+
 #endif // ZERO_ZRT_ENUMS

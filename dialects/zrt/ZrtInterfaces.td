@@ -25,6 +25,8 @@ def Zrt_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
                     "getOutput">,
     InterfaceMethod<"The tensor or bucket it moves, when named.",
                     "::std::optional<::llvm::StringRef>", "getLabel">,
+    InterfaceMethod<"The ranks it runs over.", "::zero::zrt::Group",
+                    "getGroup">,
   ];
   let extraSharedClassDeclaration = [{
     /// Whether it was started (its result is the handle zrt.wait takes).
@@ -33,7 +35,8 @@ def Zrt_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
     int64_t getElementBytes() {
       return ::zero::zrt::getElementBytes($_op.getInput());
     }
-    /// Bytes this rank is charged for it in a group of `worldSize` ranks.
+    /// Bytes this rank is charged for it when its group has `worldSize`
+    /// ranks.
     int64_t getTrafficBytes(int64_t worldSize) {
       return ::zrt_traffic_elements($_op.getCollectiveKind(),
                                     $_op.getWholeElements(),

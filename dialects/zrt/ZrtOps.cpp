@@ -302,6 +302,19 @@ LogicalResult AdamWOp::verify() {
 
 /// An all-gather or reduce-scatter: a 1-D shard of at most the whole
 /// buffer; an all-reduce: two buffers of one type.
+GroupSizes GroupSizes::declaredIn(Operation *describe) {
+  GroupSizes sizes;
+  if (!describe)
+    return sizes;
+  describe->walk([&](Operation *op) {
+    if (auto program = dyn_cast<DeclareProgramOp>(op))
+      sizes.worldSize = program.getWorldSize();
+    else if (auto groups = dyn_cast<DeclareShardGroupsOp>(op))
+      sizes.shardGroupSize = groups.getSize();
+  });
+  return sizes;
+}
+
 static LogicalResult verifyCollective(CollectiveOpInterface op) {
   Operation *operation = op;
   if (failed(checkSameElementType(operation, {op.getInput(), op.getOutput()})))

@@ -96,6 +96,22 @@ def Zrt_DeclareDeterministicOp : Zrt_Op<"declare_deterministic"> {
   let assemblyFormat = "`chunk_rows` `(` $chunk_rows `)` attr-dict";
 }
 
+def Zrt_DeclareShardGroupsOp : Zrt_Op<"declare_shard_groups"> {
+  let summary = "declares hybrid sharding: state sharded over groups of G ranks";
+  let description = [{
+    `zrt_declare_shard_groups` (`zero-opt --shard-group-size`): the
+    arguments declared `sharded` are sharded over groups of `size`
+    consecutive ranks and replicated across the groups; collectives `over
+    shard` run inside this rank's group, `over replica` across the groups.
+
+    ```mlir
+    zrt.declare_shard_groups size(2)
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<2>]>:$size);
+  let assemblyFormat = "`size` `(` $size `)` attr-dict";
+}
+
 def Zrt_DeclareMicroBatchesOp : Zrt_Op<"declare_micro_batches"> {
   let summary = "declares the micro-batches of one optimizer step";
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$micro_batches);
@@ -668,8 +684,11 @@ class Zrt_CollectiveOp<string mnemonic, string kind, string summaryText,
   let summary = summaryText;
   // `label`: the tensor or bucket moved ("fc1.weight", "bucket of 4: ..."),
   // which the runtime's watchdog names when the collective stalls.
+  // `group`: the ranks it runs over (`over shard`, `over replica`; every
+  // rank when not printed).
   let arguments = (ins Zrt_SummableBuffer:$input,
                        Zrt_SummableBuffer:$output,
+                       DefaultValuedAttr<Zrt_Group, "::zero::zrt::Group::World">:$group,
                        OptionalAttr<I64Attr>:$staging_offset,
                        OptionalAttr<StrAttr>:$label);
   let hasVerifier = 1;
@@ -683,8 +702,8 @@ class Zrt_BlockingCollectiveOp<string mnemonic, string kind, string summaryText,
                                string whole, string shard>
     : Zrt_CollectiveOp<mnemonic, kind, summaryText, whole, shard> {
   let assemblyFormat = [{
-    $input `->` $output (`of` $label^)? attr-dict `:` type($input) `->`
-    type($output)
+    $input `->` $output (`over` $group^)? (`of` $label^)? attr-dict `:`
+    type($input) `->` type($output)
   }];
 }
 class Zrt_StartCollectiveOp<string mnemonic, string kind, string summaryText,
@@ -693,8 +712,8 @@ class Zrt_StartCollectiveOp<string mnemonic, string kind, string summaryText,
                        whole, shard> {
   let results = (outs Zrt_HandleType:$handle);
   let assemblyFormat = [{
-    $input `->` $output (`of` $label^)? attr-dict `:` type($input) `->`
-    type($output)
+    $input `->` $output (`over` $group^)? (`of` $label^)? attr-dict `:`
+    type($input) `->` type($output)
   }];
 }
 

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 15
+#define ZRT_ABI_VERSION 16
 
 typedef struct zrt_context zrt_context;
 
@@ -207,6 +207,15 @@ void zrt_declare_collective_plan(zrt_context *ctx, int64_t sequence,
  * after zrt_declare_program. */
 void zrt_declare_deterministic(zrt_context *ctx, int64_t chunk_rows);
 
+/* Hybrid sharding (zero-opt --shard-group-size=G): the arguments declared
+ * sharded are sharded over groups of G consecutive ranks and replicated
+ * across the world_size / G groups. Rank r holds shard r % G of each (of
+ * ceil(numel / G) elements); ranks r and r' hold the same state when
+ * r % G == r' % G. G divides the world size; 1 < G < world size. Declared at
+ * most once, after zrt_declare_program; without it the sharded arguments are
+ * sharded over every rank (G = world size). */
+void zrt_declare_shard_groups(zrt_context *ctx, int64_t shard_group_size);
+
 /* Exported by the generated object (not by libzrt). */
 void zero_program_describe(zrt_context *ctx);
 /* `args[i]` is the buffer of argument i; `loss` receives this micro-batch's
@@ -287,8 +296,23 @@ void zrt_watch_gradient(zrt_context *ctx, const float *sum_squares,
  * charged the ZeRO paper's data volume: an all-gather or a reduce-scatter of
  * an N-element tensor in shards of S moves the padded tensor, W * S elements
  * (as MPI and NCCL do; S = ceil(N / W) in generated code), an all-reduce
- * twice its buffer (a reduce-scatter plus an all-gather). So stages 0-2 move
- * 2 Psi a step, stage 3 3 Psi. */
+ * twice its buffer (a reduce-scatter plus an all-gather). W is the size of
+ * the collective's group. So stages 0-2 move 2 Psi a step, stage 3 3 Psi. */
+/* The ranks a collective runs over. WORLD: every rank (the loss, and every
+ * collective of a program without shard groups). SHARD: the G consecutive
+ * ranks of this rank's shard group, in rank order (this rank is number
+ * r % G in it): the gathers and reduce-scatters of sharded state, and the
+ * squared norm of sharded gradients. REPLICA: the world_size / G ranks that
+ * hold the same shards (r % G equal), in rank order: the all-reduce of the
+ * gradient shards across groups. Without zrt_declare_shard_groups SHARD is
+ * WORLD and REPLICA is this rank alone. */
+typedef enum zrt_group {
+  ZRT_GROUP_WORLD = 0,
+  ZRT_GROUP_SHARD = 1,
+  ZRT_GROUP_REPLICA = 2,
+  ZRT_NUM_GROUPS = 3
+} zrt_group;
+
 typedef enum zrt_collective {
   ZRT_ALL_GATHER = 0,
   ZRT_REDUCE_SCATTER = 1,
@@ -296,23 +320,26 @@ typedef enum zrt_collective {
 } zrt_collective;
 static inline int64_t zrt_traffic_elements(zrt_collective kind, int64_t numel,
                                            int64_t shard_numel,
-                                           int64_t world_size) {
-  return kind == ZRT_ALL_REDUCE ? 2 * numel : world_size * shard_numel;
+                                           int64_t group_size) {
+  return kind == ZRT_ALL_REDUCE ? 2 * numel : group_size * shard_numel;
 }
 
-/* full[0..numel) = the first numel elements of the concatenation over ranks
+/* Every collective runs over `group` (a zrt_group); W below is its size and
+ * "rank" a rank's number in it.
+ *
+ * full[0..numel) = the first numel elements of the concatenation over ranks
  * of shard[0..S) (the padding is dropped; full needs only numel elements). */
-void zrt_all_gather(zrt_context *ctx, int32_t dtype, const void *shard,
-                    void *full, int64_t numel, int64_t shard_numel,
-                    const char *label);
+void zrt_all_gather(zrt_context *ctx, int32_t group, int32_t dtype,
+                    const void *shard, void *full, int64_t numel,
+                    int64_t shard_numel, const char *label);
 /* shard[0..S) = this rank's slice of the elementwise sum over ranks of
  * full[0..numel) (zero padded to W*S). */
-void zrt_reduce_scatter(zrt_context *ctx, int32_t dtype, const void *full,
-                        void *shard, int64_t numel, int64_t shard_numel,
-                        const char *label);
+void zrt_reduce_scatter(zrt_context *ctx, int32_t group, int32_t dtype,
+                        const void *full, void *shard, int64_t numel,
+                        int64_t shard_numel, const char *label);
 /* y = elementwise sum over ranks of x. In place allowed. */
-void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
-                    int64_t n, const char *label);
+void zrt_all_reduce(zrt_context *ctx, int32_t group, int32_t dtype,
+                    const void *x, void *y, int64_t n, const char *label);
 
 /*===--- Asynchronous collectives -----------------------------------------===*
  * The same collectives, started now and completed later so that they
@@ -324,14 +351,15 @@ void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
  * start followed at once by a wait).
  *===----------------------------------------------------------------------===*/
 
-int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
+int64_t zrt_all_gather_start(zrt_context *ctx, int32_t group, int32_t dtype,
                              const void *shard, void *full, int64_t numel,
                              int64_t shard_numel, const char *label);
-int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
+int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t group, int32_t dtype,
                                  const void *full, void *shard, int64_t numel,
                                  int64_t shard_numel, const char *label);
-int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype, const void *x,
-                             void *y, int64_t n, const char *label);
+int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t group, int32_t dtype,
+                             const void *x, void *y, int64_t n,
+                             const char *label);
 /* Blocks until the collective of `handle` has completed on this rank. */
 void zrt_wait(zrt_context *ctx, int64_t handle);
 

@@ -15,8 +15,8 @@
 // CHECK-DAG: llvm.mlir.global internal constant @[[FREQ:__zrt_rope_inv_freq_0]](dense<[1.000000e+00, 5.000000e-01]> : tensor<2xf32>)
 // CHECK-LABEL: func.func @zero_program_describe
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr)
-// ABI version 15, world size 3, stage 2, task 1 (lm), batch 6 x 8, 0 features, 50 classes.
-// CHECK: call @zrt_declare_program(%[[CTX]], %c15_i64, %c3_i64, %c2_i64, %c1_i32, %c6_i64, %c8_i64, %c0_i64, %c50_i64)
+// ABI version 16, world size 3, stage 2, task 1 (lm), batch 6 x 8, 0 features, 50 classes.
+// CHECK: call @zrt_declare_program(%[[CTX]], %c16_i64, %c3_i64, %c2_i64, %c1_i32, %c6_i64, %c8_i64, %c0_i64, %c50_i64)
 // CHECK: call @zrt_declare_micro_batches(%[[CTX]], %c4_i64)
 // CHECK: call @zrt_declare_hf_config(%[[CTX]], %{{.*}})
 // Index 0, role 2 (param), bf16 (1), rank 2, 6 x 4, sharded, init 2 (normal), 0.02.
@@ -59,7 +59,8 @@ func.func @zero_program_describe() {
 // A started all-gather returns the handle zrt_wait takes: 24 of 4 each,
 // with its label as a C string (the one constant of "h.0.w", its address
 // hoisted to the top by --canonicalize).
-// CHECK: %[[H:.*]] = call @zrt_all_gather_start(%[[CTX]], %c1_i32, %{{.*}}, %[[C]], %c24_i64, %c8_i64, %[[LABEL]])
+// Over the shard group (1), bf16 (1).
+// CHECK: %[[H:.*]] = call @zrt_all_gather_start(%[[CTX]], %c1_i32, %c1_i32, %{{.*}}, %[[C]], %c24_i64, %c8_i64, %[[LABEL]])
 // CHECK-NEXT: call @zrt_wait(%[[CTX]], %[[H]])
 // CHECK: call @zrt_fill(%[[CTX]], %c0_i32, %[[LOSS]], %c1_i64, %{{.*}})
 // CHECK-NEXT: call @zrt_free(%[[CTX]], %[[C]])
@@ -75,7 +76,7 @@ func.func @zero_program_step(%a: memref<5x4xbf16>, %b: memref<5x6xbf16>,
   zrt.rope %r -> %r seq_len 2 heads 2 inv_freq [1.0, 0.5] {inverse} : memref<4x8xbf16>
   %flat = zrt.view %c : memref<4x6xbf16> to memref<24xbf16>
   zrt.copy 16 bytes %flat[8] to %a[4] : memref<24xbf16>, memref<5x4xbf16>
-  %h = zrt.all_gather_start %shard -> %c of "h.0.w" : memref<8xbf16> -> memref<4x6xbf16>
+  %h = zrt.all_gather_start %shard -> %c over shard of "h.0.w" : memref<8xbf16> -> memref<4x6xbf16>
   zrt.wait %h
   zrt.fill %loss with 2.500000e-01 : memref<f32>
   zrt.free %c : memref<4x6xbf16>

@@ -223,3 +223,42 @@ func.func @unpack_c3(%flat: tensor<9xf32>) -> tensor<5xf32> {
   %u = zero.unpack %flat chunks(2) : tensor<9xf32> -> tensor<5xf32>
   return %u : tensor<5xf32>
 }
+
+// -----
+
+// Hybrid sharding: a subgroup names its axis and its parent together.
+// expected-error @+1 {{'zero.group' op (C3) a subgroup names its axis and the group it is one 'of'; a group without an axis has no 'of'}}
+zero.group @shard world_size(2) axis(shard)
+
+// -----
+
+zero.group @dp world_size(4)
+// expected-error @+1 {{'zero.group' op (C3) a subgroup of 3 ranks does not divide @dp's 4}}
+zero.group @shard world_size(3) axis(shard) of @dp
+
+// -----
+
+zero.group @dp world_size(4)
+zero.group @shard world_size(2) axis(shard) of @dp
+// expected-error @+1 {{'zero.group' op (C3) 'shard' does not name a zero.group without an axis}}
+zero.group @replica world_size(2) axis(replica) of @shard
+
+// -----
+
+zero.group @dp world_size(4)
+zero.group @shard world_size(2) axis(shard) of @dp
+
+// A state sharded over @shard holds 1/2 of the tensor, not 1/4.
+// expected-error @+1 {{argument #0 holds a shard of 'tensor<19x20xf32>' over 2 ranks, so it must be tensor<190xf32>, got 'tensor<95xf32>'}}
+func.func @unsharded_type_over_shard(%w: tensor<95xf32> {zero.placement = #zero.placement<param, sharded over @shard>, zero.unsharded_type = tensor<19x20xf32>}) {
+  return
+}
+
+// -----
+
+zero.group @dp world_size(4)
+
+// expected-error @+1 {{argument #0: 'zero.unsharded_type' needs a function in a module with a zero.group @shard}}
+func.func @unsharded_type_no_shard_group(%w: tensor<190xf32> {zero.placement = #zero.placement<param, sharded over @shard>, zero.unsharded_type = tensor<19x20xf32>}) {
+  return
+}

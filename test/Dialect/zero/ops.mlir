@@ -7,6 +7,26 @@
 zero.group @dp3 world_size(3)
 zero.group @dp4 world_size(4) stage(3)
 
+// Hybrid sharding: @dp4's mesh of 2 replicas of 2 shards.
+// CHECK: zero.group @shard world_size(2) axis(shard) of @dp4
+// CHECK: zero.group @replica world_size(2) axis(replica) of @dp4
+zero.group @shard world_size(2) axis(shard) of @dp4
+zero.group @replica world_size(2) axis(replica) of @dp4
+
+// A shard over @shard holds half the tensor; gradients go through both axes.
+// CHECK-LABEL: func @hybrid
+// CHECK-SAME: zero.placement = #zero.placement<param, sharded over @shard>
+func.func @hybrid(%w_shard: tensor<190xf32> {zero.placement = #zero.placement<param, sharded over @shard>, zero.unsharded_type = tensor<19x20xf32>},
+                  %g: tensor<19x20xf32>) -> (tensor<19x20xf32>, tensor<190xf32>) {
+  // CHECK: zero.all_gather %{{.*}} over @shard : tensor<190xf32> -> tensor<19x20xf32>
+  %w = zero.all_gather %w_shard over @shard : tensor<190xf32> -> tensor<19x20xf32>
+  // CHECK: %[[S:.*]] = zero.reduce_scatter %{{.*}} over @shard : tensor<19x20xf32> -> tensor<190xf32>
+  %s = zero.reduce_scatter %g over @shard : tensor<19x20xf32> -> tensor<190xf32>
+  // CHECK: zero.all_reduce %[[S]] over @replica : tensor<190xf32>
+  %r = zero.all_reduce %s over @replica : tensor<190xf32>
+  return %w, %r : tensor<19x20xf32>, tensor<190xf32>
+}
+
 // CHECK-LABEL: func @collectives
 // CHECK-SAME: zero.placement = #zero.placement<param, sharded>
 // CHECK-SAME: zero.placement = #zero.placement<moment, replicated>

@@ -10,6 +10,14 @@ func.func @declare_arg_rank() {
 
 // -----
 
+func.func @shard_groups_of_one() {
+  // expected-error @+1 {{'zrt.declare_shard_groups' op attribute 'size' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 2}}
+  zrt.declare_shard_groups size(1)
+  return
+}
+
+// -----
+
 func.func @declare_program_stage() {
   // expected-error @+1 {{'zrt.declare_program' op attribute 'stage' failed to satisfy constraint}}
   zrt.declare_program world_size 2 stage 4 task lm batch 8 x 64 features 0 classes 5

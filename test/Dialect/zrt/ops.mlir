@@ -7,6 +7,8 @@
 func.func @describe() {
   // CHECK-NEXT: zrt.declare_program world_size 4 stage 3 task lm batch 8 x 64 features 0 classes 50257
   zrt.declare_program world_size 4 stage 3 task lm batch 8 x 64 features 0 classes 50257
+  // CHECK-NEXT: zrt.declare_shard_groups size(2)
+  zrt.declare_shard_groups size(2)
   // CHECK-NEXT: zrt.declare_micro_batches 2
   zrt.declare_micro_batches 2
   // CHECK-NEXT: zrt.declare_arg 0 "tokens" tokens init zeros 0.000000e+00 : tensor<128xi32>
@@ -123,6 +125,15 @@ func.func @collectives(%shard: memref<5xbf16>, %full: memref<3x3xbf16>, %x: memr
   zrt.all_gather %shard -> %full {staging_offset = 64 : i64} : memref<5xbf16> -> memref<3x3xbf16>
   // CHECK: zrt.reduce_scatter %{{.*}} -> %{{.*}} of "h.0.mlp.c_fc.weight" : memref<3x3xbf16> -> memref<5xbf16>
   zrt.reduce_scatter %full -> %shard of "h.0.mlp.c_fc.weight" : memref<3x3xbf16> -> memref<5xbf16>
+  // Hybrid sharding: in this rank's shard group, then across the replicas;
+  // over every rank (the default) is not printed.
+  // CHECK: zrt.reduce_scatter %{{.*}} -> %{{.*}} over shard of "w" : memref<3x3xbf16> -> memref<5xbf16>
+  zrt.reduce_scatter %full -> %shard over shard of "w" : memref<3x3xbf16> -> memref<5xbf16>
+  // CHECK: zrt.all_reduce_start %{{.*}} -> %{{.*}} over replica : memref<5xbf16> -> memref<5xbf16>
+  %rr = zrt.all_reduce_start %shard -> %shard over replica : memref<5xbf16> -> memref<5xbf16>
+  zrt.wait %rr
+  // CHECK: zrt.all_reduce %{{.*}} -> %{{.*}} : memref<4xf32> -> memref<4xf32>
+  zrt.all_reduce %x -> %x over world : memref<4xf32> -> memref<4xf32>
   // CHECK: zrt.all_reduce {{.*}} : memref<4xf32> -> memref<4xf32>
   zrt.all_reduce %x -> %x : memref<4xf32> -> memref<4xf32>
   // CHECK: %[[H:.*]] = zrt.all_gather_start {{.*}} : memref<5xbf16> -> memref<3x3xbf16>
