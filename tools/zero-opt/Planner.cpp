@@ -46,6 +46,10 @@ bool isMeaningful(
   bool stage3 = valueOf(choice, "stage") == "3";
   if (!stage3 && !valueOf(choice, "keep-gathered").empty())
     return false;
+  // Stage 0 shards nothing, so it has no shard groups.
+  StringRef group = valueOf(choice, "shard-group-size");
+  if (valueOf(choice, "stage") == "0" && !group.empty() && group != "0")
+    return false;
   int64_t prefetch = 1;
   if (!valueOf(choice, "prefetch").getAsInteger(10, prefetch) && prefetch > 1 &&
       !stage3)
@@ -138,7 +142,7 @@ std::optional<ModelUnits> readModelUnits(llvm::StringRef input,
 
 std::vector<PlanAxis>
 planAxes(const ModelUnits &units, const std::vector<int64_t> &stages,
-         int64_t microBatches,
+         int64_t worldSize, int64_t microBatches,
          const std::vector<std::pair<std::string, std::string>> &fixed) {
   size_t half = units.blocks.size() / 2;
   std::vector<std::string> firstHalf(units.blocks.begin(),
@@ -150,6 +154,12 @@ planAxes(const ModelUnits &units, const std::vector<int64_t> &stages,
   for (int64_t s : stages)
     stage.values.push_back(std::to_string(s));
   axes.push_back(stage);
+  // Hybrid sharding: every group size that tiles the world ("": flat).
+  PlanAxis groups{"shard-group-size", {""}};
+  for (int64_t g = 2; g < worldSize; ++g)
+    if (worldSize % g == 0)
+      groups.values.push_back(std::to_string(g));
+  axes.push_back(groups);
   PlanAxis keep{"keep-gathered", {"", "all"}};
   if (!lastHalf.empty() && !firstHalf.empty())
     keep.values.push_back(join(lastHalf));

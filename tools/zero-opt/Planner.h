@@ -77,7 +77,9 @@ struct ModelUnits {
 std::optional<ModelUnits> readModelUnits(llvm::StringRef input,
                                          mlir::DialectRegistry &registry);
 
-/// The levers for `units` at stages `stages`: keep-gathered (stage 3: none,
+/// The levers for `units` at stages `stages` on `worldSize` ranks: the
+/// shard group size (flat, and at stages 1-3 every size from 2 that divides
+/// the world size), keep-gathered (stage 3: none,
 /// every unit, the last half of the blocks), recompute (none, every block,
 /// the first half), prefetch (-1, 1 and, at stage 3, 2), bucket-bytes (0
 /// and PyTorch DDP's 25 MiB), and with `microBatches` > 1 the accumulation
@@ -85,7 +87,7 @@ std::optional<ModelUnits> readModelUnits(llvm::StringRef input,
 /// searched.
 std::vector<PlanAxis> planAxes(const ModelUnits &units,
                                const std::vector<int64_t> &stages,
-                               int64_t microBatches,
+                               int64_t worldSize, int64_t microBatches,
                                const std::vector<std::pair<std::string,
                                                            std::string>> &fixed);
 

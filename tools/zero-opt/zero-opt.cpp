@@ -524,9 +524,9 @@ void suggestFittingConfiguration(StringRef input, DialectRegistry &registry) {
 }
 
 /// The options --plan and --stage=auto search.
-constexpr std::array<StringLiteral, 6> kPlannedOptions = {
-    "stage", "keep-gathered", "recompute", "prefetch", "bucket-bytes",
-    "accumulate"};
+constexpr std::array<StringLiteral, 7> kPlannedOptions = {
+    "stage",    "shard-group-size", "keep-gathered", "recompute",
+    "prefetch", "bucket-bytes",     "accumulate"};
 
 /// --plan / --stage=auto: searches the configurations of `input` (the flags
 /// given fix theirs), prints the ranking (--plan) or a note of the choice
@@ -570,7 +570,8 @@ FailureOr<zero::PlanCandidate> planConfiguration(StringRef input,
     }
   }
   std::vector<zero::PlanAxis> axes =
-      zero::planAxes(*units, {0, 1, 2, 3}, parsed.gradAccum, fixed);
+      zero::planAxes(*units, {0, 1, 2, 3}, parsed.worldSize, parsed.gradAccum,
+                     fixed);
   zero::PlanResult result =
       zero::searchPlans(input, registry, base, axes, limit);
   std::string header = llvm::formatv(

@@ -22,6 +22,7 @@ import sys
 PEAK = re.compile(r"^memory peak (\w+): (\d+) bytes$")
 ARENA = re.compile(r"^memory arena (\w+): (\d+) bytes reserved, (\d+) used$")
 COMM = re.compile(r"^comm (\w+): (\d+) bytes in (\d+) calls$")
+GROUP = re.compile(r"^comm group (\w+): (\d+) bytes in (\d+) calls$")
 
 
 def main():
@@ -53,7 +54,7 @@ def main():
         if run.returncode != 0:
             sys.exit(f"FAIL stage {stage} world size {world}: exit "
                      f"{run.returncode}\n{run.stdout}{run.stderr}")
-        measured, comm, arenas = {}, {}, {}
+        measured, comm, arenas, groups = {}, {}, {}, {}
         for line in run.stdout.splitlines():
             if m := PEAK.match(line):
                 measured[m.group(1)] = int(m.group(2))
@@ -61,6 +62,8 @@ def main():
                 arenas[m.group(1)] = (int(m.group(2)), int(m.group(3)))
             if m := COMM.match(line):
                 comm[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+            if m := GROUP.match(line):
+                groups[m.group(1)] = (int(m.group(2)), int(m.group(3)))
         predicted = report["peak_memory_bytes"]
         wrong = [f"memory {k}: predicted {v}, measured {measured.get(k)}"
                  for k, v in predicted.items() if measured.get(k) != v]
@@ -70,6 +73,16 @@ def main():
             if comm.get(kind) != want:
                 wrong.append(f"comm {kind}: predicted {want} (bytes, calls), "
                              f"measured {comm.get(kind)}")
+        # Hybrid sharding: the same traffic by the group it ran over.
+        for group, per_step in (report.get("traffic_per_group") or {}).items():
+            want = (per_step["bytes"] * options.steps,
+                    per_step["calls"] * options.steps)
+            if groups.get(group) != want:
+                wrong.append(f"comm group {group}: predicted {want} (bytes, "
+                             f"calls), measured {groups.get(group)}")
+        if bool(groups) != bool(report.get("traffic_per_group")):
+            wrong.append(f"comm by group: predicted "
+                         f"{report.get('traffic_per_group')}, measured {groups}")
         # The plan binds: the runtime reserves each planned arena (the one
         # shared by all categories, or one per category), and the program's
         # temporaries fill it to the last byte.

@@ -31,6 +31,13 @@ to float summation order (relative 1e-5 is generous; observed ~1e-7).
       step lines character for character and --save the same weights byte
       for byte: FLAGS must not change a bit of the training.
 
+  zero_e2e.py close --out DIR --mpirun CMD --with FLAGS
+                    [--combos S:W,...] [--steps N] [--lr F]
+                    [--run-args ARGS] -- COMPILE-ARGS...
+      As unchanged, for FLAGS that change the order of the sums (for
+      example `--shard-group-size=2`): the losses with FLAGS equal those
+      without within 1e-5 relative at every step, and fall.
+
   zero_e2e.py ledger --out DIR --mpirun CMD [--combos S:W,...] [--steps N]
                      [--mlp-hidden-layers=L] [--mlp-width=H]
                      [--mlp-features=F] [--mlp-classes=C] [--batch=B]
@@ -318,6 +325,48 @@ def unchanged(options, compile_args):
         sys.exit(f"error: {len(failures)} failure(s); first: {failures[0]}")
 
 
+def close(options, compile_args):
+    """Each combination compiled with and without options.with_flags trains
+    to the same losses within TOLERANCE."""
+    combos = parse_combos(options.combos) if options.combos else ALL_COMBOS
+    extra = shlex.split(options.with_flags)
+    agreed = 0
+    for stage, world in combos:
+        runs = []
+        for name, args in (("without", compile_args),
+                           ("with", [*compile_args, *extra])):
+            out_dir = os.path.join(options.out, name)
+            os.makedirs(out_dir, exist_ok=True)
+            exe = compile_program(out_dir, stage, world, args)
+            lines = exe and run_program(
+                options.mpirun, stage, world, exe,
+                identical_run_args(options, out_dir, stage, world))
+            losses = lines and read_losses(stage, world, lines, options.steps)
+            if not losses:
+                break
+            runs.append(losses)
+        if len(runs) != 2:
+            continue
+        want, got = runs
+        worst = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(got, want))
+        if not worst <= TOLERANCE:  # also NaN
+            fail(f"stage {stage} world size {world}: the losses with "
+                 f"{options.with_flags} differ from those without by "
+                 f"{worst:.3g} relative (> {TOLERANCE:g}): {got} against "
+                 f"{want}")
+            continue
+        if not check_falls(stage, world, got):
+            continue
+        agreed += 1
+        print(f"stage {stage} world size {world}: {len(got)} steps agree "
+              f"with {options.with_flags}, max relative difference "
+              f"{worst:.1e}, loss {got[0]:.6f} -> {got[-1]:.6f}", flush=True)
+    print(f"summary: {agreed} of {len(combos)} combinations train alike "
+          f"with and without {options.with_flags} over {options.steps} steps")
+    if failures:
+        sys.exit(f"error: {len(failures)} failure(s); first: {failures[0]}")
+
+
 def padded(n, world):
     """Elements a collective moves for an n-element tensor sharded W ways:
     W shards of ceil(n/W) (the last one zero-padded)."""
@@ -444,7 +493,8 @@ def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode",
-                        choices=["agree", "identical", "unchanged", "ledger"])
+                        choices=["agree", "identical", "unchanged", "close",
+                                 "ledger"])
     parser.add_argument("--out", required=True, help="scratch directory")
     parser.add_argument("--mpirun", required=True)
     parser.add_argument("--combos", help="S:W,S:W,... (default: all 16)")
@@ -454,8 +504,9 @@ def main():
                         help="more arguments of every run (identical), "
                              "e.g. \"--data=FILE\"")
     parser.add_argument("--with", dest="with_flags", default="",
-                        help="unchanged: the zero-opt flags that must not "
-                             "change the training (\"--recompute=blocks\")")
+                        help="unchanged, close: the zero-opt flags that "
+                             "must not change the training "
+                             "(\"--recompute=blocks\")")
     parser.add_argument("--mlp-hidden-layers", type=int, default=2)
     parser.add_argument("--mlp-width", type=int, default=50)
     parser.add_argument("--mlp-features", type=int, default=20)
@@ -466,14 +517,14 @@ def main():
     options = parser.parse_args(argv[:split])
     compile_args = argv[split + 1:]
     os.makedirs(options.out, exist_ok=True)
-    if options.mode in ("agree", "identical", "unchanged"):
+    if options.mode in ("agree", "identical", "unchanged", "close"):
         if not compile_args:
             parser.error(f"{options.mode} needs the zero-opt arguments of "
                          "the model")
-        if options.mode == "unchanged" and not options.with_flags:
-            parser.error("unchanged needs --with=FLAGS")
-        {"agree": agree, "identical": identical,
-         "unchanged": unchanged}[options.mode](options, compile_args)
+        if options.mode in ("unchanged", "close") and not options.with_flags:
+            parser.error(f"{options.mode} needs --with=FLAGS")
+        {"agree": agree, "identical": identical, "unchanged": unchanged,
+         "close": close}[options.mode](options, compile_args)
     else:
         if compile_args:
             parser.error(f"ledger takes no compile arguments: {compile_args}")
