@@ -155,6 +155,22 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
                      "wrote on the machine that will train (its numbers "
                      "replace the four above)"),
       llvm::cl::value_desc("file")};
+  Option<int64_t> ranksPerNode{
+      *this, "ranks-per-node",
+      llvm::cl::desc("Time model: consecutive ranks that share the link "
+                     "(a node); a collective whose group spans nodes runs at "
+                     "the inter-node link (default 0: one link for all)"),
+      llvm::cl::value_desc("N"), llvm::cl::init(0)};
+  Option<double> interNodeBandwidth{
+      *this, "inter-node-bandwidth",
+      llvm::cl::desc("Time model: GB/s a rank sends to a rank of another "
+                     "node (default 0: --link-bandwidth)"),
+      llvm::cl::value_desc("GB/s"), llvm::cl::init(0)};
+  Option<double> interNodeLatency{
+      *this, "inter-node-latency",
+      llvm::cl::desc("Time model: microseconds per step of a collective "
+                     "across nodes (default 0: --link-latency)"),
+      llvm::cl::value_desc("us"), llvm::cl::init(0)};
   Option<bool> stopAtZrt{
       *this, "stop-at-zrt",
       llvm::cl::desc("Stop at the planned zrt program (what zero-report "

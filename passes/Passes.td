@@ -22,6 +22,15 @@ defvar TimeModelOptions = [
   Option<"calibration", "calibration", "std::string", "\"\"",
          "A JSON file of the runtime's --calibrate (its four numbers "
          "replace the four above)">,
+  Option<"ranksPerNode", "ranks-per-node", "int64_t", "0",
+         "Consecutive ranks that share the link above (a node); a "
+         "collective whose group spans nodes runs at the inter-node link. "
+         "0: every rank on the one link">,
+  Option<"interNodeBandwidth", "inter-node-bandwidth", "double", "0",
+         "GB/s a rank sends to a rank of another node (0: link-bandwidth)">,
+  Option<"interNodeLatency", "inter-node-latency", "double", "0",
+         "Microseconds per step of a collective across nodes (0: "
+         "link-latency)">,
 ];
 
 def SplitBatch : Pass<"zero-split-batch", "::mlir::ModuleOp"> {

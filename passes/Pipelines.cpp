@@ -75,6 +75,10 @@ std::string StageOptions::check() const {
   else if (!(linkLatency >= 0))
     os << "--link-latency must be zero or more microseconds, got "
        << linkLatency;
+  else if (ranksPerNode < 0 || !(interNodeBandwidth >= 0) ||
+           !(interNodeLatency >= 0))
+    os << "--ranks-per-node, --inter-node-bandwidth and --inter-node-latency "
+          "must be zero or more (0: one level of links)";
   else if (!calibration.empty()) {
     if (llvm::Expected<TimeModel> model = readCalibration(calibration); !model)
       os << llvm::toString(model.takeError());
@@ -96,6 +100,10 @@ std::string StageOptions::timeModelText() const {
      << " link-latency=" << linkLatency;
   if (!calibration.empty())
     os << " calibration=" << calibration;
+  if (ranksPerNode != 0)
+    os << " ranks-per-node=" << ranksPerNode
+       << " inter-node-bandwidth=" << interNodeBandwidth
+       << " inter-node-latency=" << interNodeLatency;
   return text;
 }
 
@@ -180,9 +188,16 @@ void buildProgramPipeline(OpPassManager &pm, const StageOptions &options,
   pm.addPass(createPlanMemory());
   if (!options.memoryLimit.empty())
     pm.addPass(createCheckMemoryLimit({options.memoryLimit}));
-  pm.addPass(createPredictSchedule(
-      {options.computeRate, options.memoryBandwidth, options.linkBandwidth,
-       options.linkLatency, options.calibration}));
+  PredictScheduleOptions schedule;
+  schedule.computeRate = options.computeRate;
+  schedule.memoryBandwidth = options.memoryBandwidth;
+  schedule.linkBandwidth = options.linkBandwidth;
+  schedule.linkLatency = options.linkLatency;
+  schedule.calibration = options.calibration;
+  schedule.ranksPerNode = options.ranksPerNode;
+  schedule.interNodeBandwidth = options.interNodeBandwidth;
+  schedule.interNodeLatency = options.interNodeLatency;
+  pm.addPass(createPredictSchedule(schedule));
   if (options.stopAtZrt)
     return;
   pm.addPass(createLowerZrtToCalls());

@@ -32,8 +32,9 @@ struct PredictSchedulePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<TimeModel> model = timeModelFromOptions(
-        module, getArgument(), computeRate, memoryBandwidth, linkBandwidth,
-        linkLatency, calibration);
+        module, getArgument(),
+        {computeRate, memoryBandwidth, linkBandwidth, linkLatency, calibration,
+         ranksPerNode, interNodeBandwidth, interNodeLatency});
     if (failed(model))
       return signalPassFailure();
     FailureOr<SchedulePrediction> prediction =

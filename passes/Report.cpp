@@ -43,8 +43,9 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     if (failed(prediction))
       return signalPassFailure();
     FailureOr<TimeModel> model = timeModelFromOptions(
-        module, getArgument(), computeRate, memoryBandwidth, linkBandwidth,
-        linkLatency, calibration);
+        module, getArgument(),
+        {computeRate, memoryBandwidth, linkBandwidth, linkLatency, calibration,
+         ranksPerNode, interNodeBandwidth, interNodeLatency});
     if (failed(model))
       return signalPassFailure();
     FailureOr<SchedulePrediction> schedule =
@@ -103,6 +104,12 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                       model.computeFlops / 1e9, model.memoryBandwidth / 1e9,
                       model.linkBandwidth / 1e9, model.linkLatency * 1e6)
             .str();
+    if (model.ranksPerNode > 0)
+      text += llvm::formatv(", {0} ranks a node, across nodes {1:F2} GB/s "
+                            "and {2:F1} us a step",
+                            model.ranksPerNode, model.interNodeBandwidth / 1e9,
+                            model.interNodeLatency * 1e6)
+                  .str();
     if (model.commOverlap < 1)
       text += llvm::formatv(", collectives {0:F0}% overlapped",
                             model.commOverlap * 100)
@@ -194,6 +201,9 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                             {"memory_bandwidth", model.memoryBandwidth},
                             {"link_bandwidth", model.linkBandwidth},
                             {"link_latency", model.linkLatency},
+                            {"ranks_per_node", model.ranksPerNode},
+                            {"inter_node_bandwidth", model.interNodeBandwidth},
+                            {"inter_node_latency", model.interNodeLatency},
                             {"comm_overlap", model.commOverlap},
                             {"collective_start_seconds",
                              model.collectiveStartSeconds},

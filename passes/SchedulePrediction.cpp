@@ -90,12 +90,27 @@ double TimeModel::kernelSeconds(Operation *op) const {
 }
 
 double TimeModel::collectiveSeconds(zrt_collective kind, int64_t tensorBytes,
-                                    int64_t worldSize) const {
+                                    int64_t worldSize, bool acrossNodes) const {
   if (worldSize <= 1)
     return 0;
+  double bandwidth = acrossNodes ? interNodeBandwidth : linkBandwidth;
+  double latency = acrossNodes ? interNodeLatency : linkLatency;
   double steps = worldSize - 1, passes = kind == ZRT_ALL_REDUCE ? 2 : 1;
-  return passes * (steps * linkLatency +
-                   steps / worldSize * double(tensorBytes) / linkBandwidth);
+  return passes * (steps * latency +
+                   steps / worldSize * double(tensorBytes) / bandwidth);
+}
+
+bool TimeModel::spansNodes(zrt::Group group,
+                           const zrt::GroupSizes &sizes) const {
+  int64_t node = ranksPerNode, world = sizes.worldSize;
+  if (node <= 0 || world <= node)
+    return false;
+  if (group != zrt::Group::Shard)
+    return true; // Every rank, or one rank of each shard group.
+  // G consecutive ranks, aligned to multiples of G: inside a node when G
+  // divides the node.
+  int64_t shard = sizes.sizeOf(zrt::Group::Shard);
+  return node % shard != 0;
 }
 
 namespace {
@@ -168,7 +183,8 @@ void replay(func::FuncOp body, StringRef function, int64_t microBatch,
       planned.startPosition = int64_t(position);
       planned.kernelBeforeStart = lastKernelBefore(position);
       planned.transfer = model.collectiveSeconds(
-          planned.kind, planned.tensorBytes, worldSize);
+          planned.kind, planned.tensorBytes, worldSize,
+          model.spansNodes(collective.getGroup(), groups));
       // The start runs on the compute thread before the transfer can begin.
       clocks.compute += model.collectiveStartSeconds;
       clocks.overhead += model.collectiveStartSeconds;
@@ -315,36 +331,47 @@ llvm::Expected<TimeModel> readCalibration(StringRef path) {
 }
 
 FailureOr<TimeModel> timeModelFromOptions(Operation *op, StringRef passName,
-                                          double computeRate,
-                                          double memoryBandwidth,
-                                          double linkBandwidth,
-                                          double linkLatency,
-                                          StringRef calibration) {
-  if (!calibration.empty()) {
-    llvm::Expected<TimeModel> model = readCalibration(calibration);
-    if (!model)
-      return op->emitError()
-             << passName << ": " << llvm::toString(model.takeError());
-    return *model;
-  }
-  for (auto [name, value] :
-       {std::pair<StringRef, double>{"compute-rate", computeRate},
-        {"memory-bandwidth", memoryBandwidth},
-        {"link-bandwidth", linkBandwidth}}) {
-    if (!(value > 0) || !std::isfinite(value))
-      return op->emitError() << passName << ": " << name
-                             << " must be a positive number, got " << value;
-  }
-  if (!(linkLatency >= 0) || !std::isfinite(linkLatency))
-    return op->emitError() << passName
-                           << ": link-latency must be zero or more "
-                              "microseconds, got "
-                           << linkLatency;
+                                          const TimeModelFlags &flags) {
   TimeModel model;
-  model.computeFlops = computeRate * 1e9;
-  model.memoryBandwidth = memoryBandwidth * 1e9;
-  model.linkBandwidth = linkBandwidth * 1e9;
-  model.linkLatency = linkLatency * 1e-6;
+  if (!flags.calibration.empty()) {
+    llvm::Expected<TimeModel> calibrated = readCalibration(flags.calibration);
+    if (!calibrated)
+      return op->emitError()
+             << passName << ": " << llvm::toString(calibrated.takeError());
+    model = *calibrated;
+  } else {
+    for (auto [name, value] :
+         {std::pair<StringRef, double>{"compute-rate", flags.computeRate},
+          {"memory-bandwidth", flags.memoryBandwidth},
+          {"link-bandwidth", flags.linkBandwidth}}) {
+      if (!(value > 0) || !std::isfinite(value))
+        return op->emitError() << passName << ": " << name
+                               << " must be a positive number, got " << value;
+    }
+    if (!(flags.linkLatency >= 0) || !std::isfinite(flags.linkLatency))
+      return op->emitError() << passName
+                             << ": link-latency must be zero or more "
+                                "microseconds, got "
+                             << flags.linkLatency;
+    model.computeFlops = flags.computeRate * 1e9;
+    model.memoryBandwidth = flags.memoryBandwidth * 1e9;
+    model.linkBandwidth = flags.linkBandwidth * 1e9;
+    model.linkLatency = flags.linkLatency * 1e-6;
+  }
+  if (flags.ranksPerNode < 0 || !(flags.interNodeBandwidth >= 0) ||
+      !std::isfinite(flags.interNodeBandwidth) ||
+      !(flags.interNodeLatency >= 0) || !std::isfinite(flags.interNodeLatency))
+    return op->emitError() << passName
+                           << ": ranks-per-node, inter-node-bandwidth and "
+                              "inter-node-latency must be zero or more";
+  // Across nodes: the link's own figures unless given.
+  model.ranksPerNode = flags.ranksPerNode;
+  model.interNodeBandwidth = flags.interNodeBandwidth > 0
+                                 ? flags.interNodeBandwidth * 1e9
+                                 : model.linkBandwidth;
+  model.interNodeLatency = flags.interNodeLatency > 0
+                               ? flags.interNodeLatency * 1e-6
+                               : model.linkLatency;
   return model;
 }
 

@@ -23,6 +23,7 @@
 #ifndef ZERO_PASSES_SCHEDULEPREDICTION_H
 #define ZERO_PASSES_SCHEDULEPREDICTION_H
 
+#include "dialects/zrt/ZrtDialect.h"
 #include "zero/zrt.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -55,6 +56,12 @@ struct TimeModel {
   /// measures both on the program's own steps; 0 without a calibration.
   double collectiveStartSeconds = 0;
   double kernelOverheadSeconds = 0;
+  /// Two levels of links: ranks [k n, k n + n) form node k and share the
+  /// link above; a collective whose group spans nodes runs at the
+  /// inter-node bandwidth and latency (a ring is as fast as its slowest
+  /// hop). 0: one level.
+  int64_t ranksPerNode = 0;
+  double interNodeBandwidth = 5e9, interNodeLatency = 20e-6;
 
   /// Seconds of one kernel (any zrt op of the step that is not a
   /// collective, a wait or bookkeeping): max(FLOPs / computeFlops, bytes of
@@ -64,7 +71,10 @@ struct TimeModel {
   /// (padded) among `worldSize` ranks, as a ring runs it: W - 1 steps of
   /// 1/W of the tensor each way (twice for an all-reduce). 0 on one rank.
   double collectiveSeconds(zrt_collective kind, int64_t tensorBytes,
-                           int64_t worldSize) const;
+                           int64_t worldSize, bool acrossNodes = false) const;
+  /// Whether `group` of a program with these group sizes has ranks on more
+  /// than one node.
+  bool spansNodes(zrt::Group group, const zrt::GroupSizes &sizes) const;
 };
 
 /// FLOPs of a kernel op (0 for the ones bound by memory).
@@ -123,13 +133,29 @@ llvm::Expected<TimeModel> readCalibration(llvm::StringRef path);
 
 /// The time model of the passes' options (Passes.td's TimeModelOptions:
 /// GFLOP/s, GB/s, GB/s, microseconds), or of `calibration` when it names a
-/// file. An error on `op`, naming `passName` and the option, for a value
+/// file (the node options apply to either). An error on `op`, naming `passName` and the option, for a value
 /// that is not positive or a file that is not a calibration.
+/// The time model's options, as the passes and StageOptions spell them
+/// (GFLOP/s, GB/s, microseconds).
+struct TimeModelFlags {
+  double computeRate = 100, memoryBandwidth = 12, linkBandwidth = 5,
+         linkLatency = 20;
+  std::string calibration;
+  int64_t ranksPerNode = 0;
+  double interNodeBandwidth = 0, interNodeLatency = 0;
+
+  /// Of anything with public options of those names (StageOptions; the
+  /// passes' are protected, so they list them).
+  template <typename Options> static TimeModelFlags of(const Options &o) {
+    return {o.computeRate,  o.memoryBandwidth,    o.linkBandwidth,
+            o.linkLatency,  o.calibration,        o.ranksPerNode,
+            o.interNodeBandwidth, o.interNodeLatency};
+  }
+};
+
 mlir::FailureOr<TimeModel>
 timeModelFromOptions(mlir::Operation *op, llvm::StringRef passName,
-                     double computeRate, double memoryBandwidth,
-                     double linkBandwidth, double linkLatency,
-                     llvm::StringRef calibration);
+                     const TimeModelFlags &flags);
 
 /// "12.3 ms", "45 us", "0": seconds as people read a schedule.
 std::string formatSeconds(double seconds);

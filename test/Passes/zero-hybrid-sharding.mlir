@@ -9,6 +9,7 @@
 // RUN: zero-opt %s --zero-split-batch="world-size=4 micro-batches=2" --nn-autodiff --zero-adamw --zero-placement="stage=3 shard-group-size=2" --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients="micro-batches=2 mode=local" | FileCheck %s --check-prefix=LOCAL
 // RUN: zero-opt %s --pass-pipeline="builtin.module(zero-stage-pipeline{stage=2 world-size=4 shard-group-size=2 prefetch=-1 stop-at-zrt=true})" | FileCheck %s --check-prefix=ZRT
 // RUN: zero-opt %s --pass-pipeline="builtin.module(zero-stage-pipeline{stage=2 world-size=4 shard-group-size=2 prefetch=-1 stop-at-zrt=true})" | zero-opt --zero-lower-zrt-to-calls --canonicalize | FileCheck %s --check-prefix=CALLS
+// RUN: zero-opt %s --pass-pipeline="builtin.module(zero-stage-pipeline{stage=2 world-size=4 shard-group-size=2 prefetch=-1 stop-at-zrt=true ranks-per-node=2 inter-node-bandwidth=0.5})" | FileCheck %s --check-prefix=NODES
 
 // The mesh: @dp's two axes, declared by zero-placement. Data is split over
 // every rank; the state is sharded over @shard (and so replicated over
@@ -88,6 +89,20 @@
 // CALLS: call @zrt_reduce_scatter(%{{.*}}, %c1_i32, %c0_i32,
 // CALLS: call @zrt_all_reduce(%{{.*}}, %c2_i32, %c0_i32,
 // CALLS: call @zrt_all_reduce(%{{.*}}, %c0_i32, %c0_i32,
+
+// Two ranks a node, so a shard group is a node: the time model runs its
+// collectives on the 5 GB/s link and the others (across the replicas, over
+// every rank) at 0.5 GB/s, 20 us a ring step either way. In order: the
+// bias's reduce-scatter (in the node: 20 us + 1/2 of 16 bytes at 5 GB/s)
+// and its all-reduce across nodes (2 x (20 us + 1/2 of 12 bytes at
+// 0.5 GB/s)), the weight's two (64 and 32 bytes), the loss over 4 ranks
+// (2 x (3 x 20 us + 3/4 of 4 bytes at 0.5 GB/s)), the norm in the node.
+// NODES: zrt.declare_collective_plan 1 queued 0 transfer 20002 exposed 20002
+// NODES-NEXT: zrt.declare_collective_plan 2 queued 0 transfer 40024 exposed 40024
+// NODES-NEXT: zrt.declare_collective_plan 3 queued 0 transfer 20006 exposed 20006
+// NODES-NEXT: zrt.declare_collective_plan 4 queued 0 transfer 40064 exposed 40064
+// NODES-NEXT: zrt.declare_collective_plan 5 queued 0 transfer 120012 exposed 120012
+// NODES-NEXT: zrt.declare_collective_plan 6 queued 0 transfer 40001 exposed 40001
 
 func.func @forward(%x: tensor<8x3xf32> {nn.data = "features"},
                    %labels: tensor<8xi32> {nn.data = "labels"},

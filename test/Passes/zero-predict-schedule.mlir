@@ -74,10 +74,13 @@
 // JSON-NEXT: "collective_start_seconds": 0,
 // JSON-NEXT: "comm_overlap": 1,
 // JSON-NEXT: "gemm_flops": 1000000000,
+// JSON-NEXT: "inter_node_bandwidth": 1000000000,
+// JSON-NEXT: "inter_node_latency": {{1.0*1e-05|9.9+[0-9]*e-06}},
 // JSON-NEXT: "kernel_overhead_seconds": 0,
 // JSON-NEXT: "link_bandwidth": 1000000000,
 // JSON-NEXT: "link_latency": {{1.0*1e-05|9.9+[0-9]*e-06}},
-// JSON-NEXT: "memory_bandwidth": 1000000000000
+// JSON-NEXT: "memory_bandwidth": 1000000000000,
+// JSON-NEXT: "ranks_per_node": 0
 
 module {
   func.func @zero_program_describe() {

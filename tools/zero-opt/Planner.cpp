@@ -100,8 +100,7 @@ bool predictConfiguration(llvm::StringRef input, DialectRegistry &registry,
     return false;
   FailureOr<RankPrediction> rank = predictRank(*module, "zero-opt --plan");
   FailureOr<TimeModel> model = timeModelFromOptions(
-      *module, "zero-opt --plan", parsed.computeRate, parsed.memoryBandwidth,
-      parsed.linkBandwidth, parsed.linkLatency, parsed.calibration);
+      *module, "zero-opt --plan", TimeModelFlags::of(parsed));
   if (failed(rank) || failed(model))
     return false;
   FailureOr<SchedulePrediction> schedule =
