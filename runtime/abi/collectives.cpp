@@ -13,6 +13,10 @@
 // at world size 1 where MPI moves nothing, and by the element size of the
 // dtype (bf16 tensors travel as 2-byte elements).
 //
+// Every collective runs over one of the context's groups (zrt_group: the
+// world, this rank's shard group or its replica group, core/context.h); W
+// is that group's size, and its bytes count per kind and per group.
+//
 // Each collective is checked and counted when it starts, on the calling
 // thread, so a bad call is reported where it was made. The blocking forms
 // are a start and a wait, so that collectives of both forms keep one order
@@ -31,10 +35,13 @@ using namespace zrt;
 
 namespace {
 
-void count(zrt_context *ctx, CollectiveKind kind, int64_t elements,
-           int64_t size) {
-  ctx->collectives.calls[kind] += 1;
-  ctx->collectives.bytes[kind] += elements * size;
+void count(zrt_context *ctx, CollectiveKind kind, int32_t group,
+           int64_t elements, int64_t size) {
+  CollectiveCounters &c = ctx->collectives;
+  c.calls[kind] += 1;
+  c.bytes[kind] += elements * size;
+  c.groupCalls[group] += 1;
+  c.groupBytes[group] += elements * size;
 }
 
 /// MPI counts are int: refuse, by name, what would silently wrap.
@@ -45,11 +52,11 @@ int mpiCount(const char *op, int64_t elements) {
   return (int)elements;
 }
 
-/// A context without a communicator is only valid for a single rank, where
-/// a collective is a copy.
-void checkLocalSpan(zrt_context *ctx, const char *op) {
-  if (ctx->comm == MPI_COMM_NULL && ctx->worldSize != 1)
-    fatal("%s: a context without MPI cannot span %d ranks", op, ctx->worldSize);
+/// A group without a communicator is only valid for a single rank, where a
+/// collective is a copy.
+void checkLocalSpan(const CommGroup &group, const char *op) {
+  if (group.comm == MPI_COMM_NULL && group.size != 1)
+    fatal("%s: a context without MPI cannot span %d ranks", op, group.size);
 }
 
 void checkShards(const char *op, int64_t W, int64_t numel, int64_t shardNumel) {
@@ -62,20 +69,21 @@ void checkShards(const char *op, int64_t W, int64_t numel, int64_t shardNumel) {
 /// starts it, and freed by its wait: its ledger charge spans exactly start to
 /// wait, whatever the communication thread's timing, so the peaks the
 /// compiler's --report predicts are the ones measured.
-void *stagingFor(zrt_context *ctx, int64_t numel, int64_t shardNumel,
-                 int64_t elementSize) {
-  int64_t padded = ctx->worldSize * shardNumel;
-  if (ctx->comm == MPI_COMM_NULL || numel >= padded)
+void *stagingFor(zrt_context *ctx, const CommGroup &group, int64_t numel,
+                 int64_t shardNumel, int64_t elementSize) {
+  int64_t padded = group.size * shardNumel;
+  if (group.comm == MPI_COMM_NULL || numel >= padded)
     return nullptr;
   return zrt_alloc(ctx, padded * elementSize, ZRT_MEM_COMM);
 }
 
 /// What the collective is and where it stands in the step, for the
 /// watchdog's message (core/watchdog.h): the driver's position, numbered.
-CollectiveInfo infoFor(zrt_context *ctx, CollectiveKind kind,
+CollectiveInfo infoFor(zrt_context *ctx, CollectiveKind kind, int32_t group,
                        int64_t tensorBytes, const char *label) {
   CollectiveInfo info;
   info.kind = kind;
+  info.group = group;
   info.tensorBytes = tensorBytes;
   info.label = label ? label : "";
   info.step = ctx->position.step;
@@ -113,20 +121,20 @@ private:
 /// transport.
 template <typename Start>
 int64_t startPadded(zrt_context *ctx, const char *op, CollectiveKind kind,
-                    int32_t dtype, int64_t numel, int64_t shardNumel,
-                    const char *label, Start start) {
+                    int32_t group, int32_t dtype, int64_t numel,
+                    int64_t shardNumel, const char *label, Start start) {
   TimedCall timed(ctx, /*isStart=*/true);
-  int64_t size = dtypeSize(op, dtype), W = ctx->worldSize;
+  const CommGroup &over = commGroup(ctx, group, op);
+  int64_t size = dtypeSize(op, dtype), W = over.size;
   checkShards(op, W, numel, shardNumel);
   mpiCount(op, shardNumel);
   mpiCount(op, W * shardNumel);
-  checkLocalSpan(ctx, op);
-  count(ctx, kind,
-        zrt_traffic_elements((zrt_collective)kind, numel, shardNumel, W),
-        size);
-  void *staging = stagingFor(ctx, numel, shardNumel, size);
+  checkLocalSpan(over, op);
+  count(ctx, kind, group,
+        zrt_traffic_elements((zrt_collective)kind, numel, shardNumel, W), size);
+  void *staging = stagingFor(ctx, over, numel, shardNumel, size);
   int64_t padded = W * shardNumel * size;
-  CollectiveInfo info = infoFor(ctx, kind, padded, label);
+  CollectiveInfo info = infoFor(ctx, kind, group, padded, label);
   int64_t issued = ScheduleCheck::nowNs();
   int64_t handle = start(staging, padded, info);
   if (ctx->checkSchedule)
@@ -138,11 +146,11 @@ int64_t startPadded(zrt_context *ctx, const char *op, CollectiveKind kind,
 
 } // namespace
 
-extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
-                                        const void *shard, void *full,
-                                        int64_t numel, int64_t shardNumel,
-                                        const char *label) {
-  return startPadded(ctx, "zrt_all_gather", AllGather, dtype, numel,
+extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t group,
+                                        int32_t dtype, const void *shard,
+                                        void *full, int64_t numel,
+                                        int64_t shardNumel, const char *label) {
+  return startPadded(ctx, "zrt_all_gather", AllGather, group, dtype, numel,
                      shardNumel, label,
                      [=](void *staging, int64_t counted,
                          const CollectiveInfo &info) {
@@ -152,12 +160,13 @@ extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t dtype,
                      });
 }
 
-extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
-                                            const void *full, void *shard,
-                                            int64_t numel, int64_t shardNumel,
+extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t group,
+                                            int32_t dtype, const void *full,
+                                            void *shard, int64_t numel,
+                                            int64_t shardNumel,
                                             const char *label) {
-  return startPadded(ctx, "zrt_reduce_scatter", ReduceScatter, dtype, numel,
-                     shardNumel, label,
+  return startPadded(ctx, "zrt_reduce_scatter", ReduceScatter, group, dtype,
+                     numel, shardNumel, label,
                      [=](void *staging, int64_t counted,
                          const CollectiveInfo &info) {
                        return ctx->runtime->startReduceScatter(
@@ -166,17 +175,18 @@ extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t dtype,
                      });
 }
 
-extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t dtype,
-                                        const void *x, void *y, int64_t n,
-                                        const char *label) {
+extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t group,
+                                        int32_t dtype, const void *x, void *y,
+                                        int64_t n, const char *label) {
   TimedCall timed(ctx, /*isStart=*/true);
   const char *op = "zrt_all_reduce";
+  const CommGroup &over = commGroup(ctx, group, op);
   int64_t size = dtypeSize(op, dtype);
   mpiCount(op, n);
-  checkLocalSpan(ctx, op);
-  count(ctx, AllReduce,
-        zrt_traffic_elements(ZRT_ALL_REDUCE, n, n, ctx->worldSize), size);
-  CollectiveInfo info = infoFor(ctx, AllReduce, n * size, label);
+  checkLocalSpan(over, op);
+  count(ctx, AllReduce, group,
+        zrt_traffic_elements(ZRT_ALL_REDUCE, n, n, over.size), size);
+  CollectiveInfo info = infoFor(ctx, AllReduce, group, n * size, label);
   int64_t issued = ScheduleCheck::nowNs();
   int64_t handle =
       ctx->runtime->startAllReduce(dtype, x, y, n, 2 * n * size, info);
@@ -198,21 +208,23 @@ extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
   }
 }
 
-extern "C" void zrt_all_gather(zrt_context *ctx, int32_t dtype,
+extern "C" void zrt_all_gather(zrt_context *ctx, int32_t group, int32_t dtype,
                                const void *shard, void *full, int64_t numel,
                                int64_t shardNumel, const char *label) {
-  zrt_wait(ctx, zrt_all_gather_start(ctx, dtype, shard, full, numel,
+  zrt_wait(ctx, zrt_all_gather_start(ctx, group, dtype, shard, full, numel,
                                      shardNumel, label));
 }
 
-extern "C" void zrt_reduce_scatter(zrt_context *ctx, int32_t dtype,
-                                   const void *full, void *shard, int64_t numel,
-                                   int64_t shardNumel, const char *label) {
-  zrt_wait(ctx, zrt_reduce_scatter_start(ctx, dtype, full, shard, numel,
+extern "C" void zrt_reduce_scatter(zrt_context *ctx, int32_t group,
+                                   int32_t dtype, const void *full, void *shard,
+                                   int64_t numel, int64_t shardNumel,
+                                   const char *label) {
+  zrt_wait(ctx, zrt_reduce_scatter_start(ctx, group, dtype, full, shard, numel,
                                          shardNumel, label));
 }
 
-extern "C" void zrt_all_reduce(zrt_context *ctx, int32_t dtype, const void *x,
-                               void *y, int64_t n, const char *label) {
-  zrt_wait(ctx, zrt_all_reduce_start(ctx, dtype, x, y, n, label));
+extern "C" void zrt_all_reduce(zrt_context *ctx, int32_t group, int32_t dtype,
+                               const void *x, void *y, int64_t n,
+                               const char *label) {
+  zrt_wait(ctx, zrt_all_reduce_start(ctx, group, dtype, x, y, n, label));
 }

@@ -24,7 +24,33 @@ extern "C" void zrt_declare_program(zrt_context *ctx, int64_t abiVersion,
                   stage,      task,        globalBatch,
                   seqLen,     numFeatures, numClasses,
                   /*microBatches=*/1, /*hfConfig=*/"",
-                  /*deterministic=*/false, /*chunkRows=*/0};
+                  /*deterministic=*/false, /*chunkRows=*/0,
+                  /*shardGroups=*/false, /*shardGroupSize=*/0};
+}
+
+extern "C" void zrt_declare_shard_groups(zrt_context *ctx,
+                                         int64_t shardGroupSize) {
+  // Recorded, not fatal: validateProgram refuses the program with the
+  // other declaration errors, one line from rank 0. Before
+  // zrt_declare_program the size would be overwritten; a second size would
+  // replace the first.
+  if (!ctx->declarationError.empty())
+    return;
+  if (!ctx->program.declared) {
+    ctx->declarationError = "the program calls zrt_declare_shard_groups "
+                            "before zrt_declare_program";
+    return;
+  }
+  if (ctx->program.shardGroups) {
+    ctx->declarationError =
+        "the program declares its shard groups twice (shard groups of " +
+        std::to_string(ctx->program.shardGroupSize) + " and of " +
+        std::to_string(shardGroupSize) + " ranks)";
+    return;
+  }
+  // The size is checked with the rest of the declarations (program.cpp).
+  ctx->program.shardGroups = true;
+  ctx->program.shardGroupSize = shardGroupSize;
 }
 
 extern "C" void zrt_declare_deterministic(zrt_context *ctx,

@@ -54,6 +54,8 @@ uint64_t programHash(const zrt_context *ctx) {
   // Only when declared, so that other programs keep their hash.
   if (p.deterministic)
     h.value(p.chunkRows);
+  if (p.shardGroups)
+    h.value(p.shardGroupSize);
   h.value<uint64_t>(ctx->args.size());
   for (const ArgDesc &arg : ctx->args) {
     h.text(arg.name);

@@ -119,8 +119,8 @@ std::string measureMachine(zrt_context *ctx, Calibration &calibration) {
     // are: the hand-over to the communication thread is part of the cost.
     auto allReduce = [&](int64_t count) {
       return median(9, [&] {
-        zrt_wait(ctx, zrt_all_reduce_start(ctx, ZRT_F32, x.data, x.data,
-                                           count, "calibrate"));
+        zrt_wait(ctx, zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_F32,
+                                           x.data, x.data, count, "calibrate"));
       });
     };
     MPI_Barrier(ctx->comm);
@@ -150,8 +150,8 @@ std::string measureMachine(zrt_context *ctx, Calibration &calibration) {
       ctx->runtime->synchronize();
     }));
     double collective = slowest(ctx, fastest(3, [&] {
-      zrt_wait(ctx, zrt_all_reduce_start(ctx, ZRT_F32, x.data, x.data, count,
-                                          "calibrate"));
+      zrt_wait(ctx, zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_F32, x.data,
+                                         x.data, count, "calibrate"));
     }));
     // As many GEMMs as take about as long as the collective, the same on
     // every rank.
@@ -162,8 +162,8 @@ std::string measureMachine(zrt_context *ctx, Calibration &calibration) {
       ctx->runtime->synchronize();
     }));
     double both = slowest(ctx, fastest(3, [&] {
-      int64_t handle = zrt_all_reduce_start(ctx, ZRT_F32, x.data, x.data,
-                                            count, "calibrate");
+      int64_t handle = zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_F32,
+                                            x.data, x.data, count, "calibrate");
       for (int i = 0; i < gemms; ++i)
         gemm();
       ctx->runtime->synchronize();

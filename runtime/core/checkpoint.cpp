@@ -216,14 +216,14 @@ static std::vector<SaveItem> saveList(const zrt_context *ctx) {
   return items;
 }
 
-/// Bytes of one rank's part of a gather: rank 0 holds W times this, so it
-/// shrinks as the job grows. ZRT_SAVE_CHUNK_BYTES lets tests force many
-/// chunks on tiny tensors.
+/// Bytes of one rank's part of a gather: rank 0 holds G times this (one
+/// part per shard), so it shrinks as the job grows. ZRT_SAVE_CHUNK_BYTES
+/// lets tests force many chunks on tiny tensors.
 static int64_t chunkBytes(const zrt_context *ctx) {
   int64_t bytes = (int64_t)64 << 20;
   if (const char *knob = std::getenv("ZRT_SAVE_CHUNK_BYTES"))
     bytes = std::max(1LL, std::atoll(knob));
-  return std::max<int64_t>(4, bytes / ctx->worldSize);
+  return std::max<int64_t>(4, bytes / shardCount(ctx));
 }
 
 static void saveTensor(zrt_context *ctx, Writer &writer, int64_t dataStart,
@@ -231,7 +231,8 @@ static void saveTensor(zrt_context *ctx, Writer &writer, int64_t dataStart,
   const ArgDesc &arg = ctx->args[item.arg];
   int64_t numel = arg.numel(), bytes = dtypeBytes(arg.dtype);
   int64_t where = dataStart + item.tensor.begin;
-  if (!arg.sharded || ctx->worldSize == 1) {
+  int64_t shards = shardCount(ctx);
+  if (!arg.sharded || shards == 1) {
     if (ctx->rank == 0) {
       HostBuffer host(ctx, const_cast<void *>(buffer), numel * bytes,
                       /*load=*/true);
@@ -239,21 +240,25 @@ static void saveTensor(zrt_context *ctx, Writer &writer, int64_t dataStart,
     }
     return;
   }
-  int64_t s = shardNumel(numel, ctx->worldSize);
+  // Ranks 0 to G - 1, the first shard group, hold every shard once; the
+  // other groups hold copies of them and take no part.
+  if (ctx->rank >= shards)
+    return;
+  int64_t s = shardNumel(numel, shards);
   int64_t per = std::max<int64_t>(1, chunkBytes(ctx) / bytes);
   std::vector<char> staging;
   if (ctx->rank == 0)
-    staging.resize(ctx->worldSize * std::min(per, s) * bytes);
+    staging.resize(shards * std::min(per, s) * bytes);
   for (int64_t k = 0; k < s; k += per) {
     int64_t n = std::min(per, s - k);
     HostBuffer part(ctx, (char *)const_cast<void *>(buffer) + k * bytes,
                     n * bytes, /*load=*/true);
     ZRT_MPI_CHECK(MPI_Gather(part.data(), (int)(n * bytes), MPI_BYTE,
                              staging.data(), (int)(n * bytes), MPI_BYTE, 0,
-                             ctx->comm));
+                             ctx->groups[ZRT_GROUP_SHARD].comm));
     if (ctx->rank != 0)
       continue;
-    for (int r = 0; r < ctx->worldSize; ++r) {
+    for (int r = 0; r < shards; ++r) {
       int64_t first = r * s + k;
       int64_t count = std::min(n, numel - first); // drop the padding
       if (count > 0)

@@ -25,6 +25,23 @@ const char *arenaName(int index) {
   return index == ZRT_ARENA_SHARED ? "shared" : categoryName(index);
 }
 
+const char *groupName(int group) {
+  static const char *const names[ZRT_NUM_GROUPS] = {"world", "shard",
+                                                    "replica"};
+  if (group < 0 || group >= ZRT_NUM_GROUPS)
+    return "invalid";
+  return names[group];
+}
+
+/// The groups of a program without shard groups: SHARD is WORLD (the same
+/// communicator, so its collectives are WORLD's), REPLICA this rank alone.
+static void flatGroups(zrt_context *ctx) {
+  CommGroup world{ctx->comm, ctx->rank, ctx->worldSize, /*owned=*/false};
+  ctx->groups[ZRT_GROUP_WORLD] = world;
+  ctx->groups[ZRT_GROUP_SHARD] = world;
+  ctx->groups[ZRT_GROUP_REPLICA] = CommGroup();
+}
+
 const char *collectiveName(int kind) {
   static const char *const names[NumCollectiveKinds] = {
       "all_gather", "reduce_scatter", "all_reduce"};
@@ -49,6 +66,7 @@ zrt_context *createContext(MPI_Comm comm) {
   ZRT_MPI_CHECK(MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN));
   ZRT_MPI_CHECK(MPI_Comm_rank(ctx->comm, &ctx->rank));
   ZRT_MPI_CHECK(MPI_Comm_size(ctx->comm, &ctx->worldSize));
+  flatGroups(ctx);
   openWatchdogChannel(ctx);
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true, ctx);
   ctx->commQueue->setTimeout(collectiveTimeoutSeconds());
@@ -74,6 +92,7 @@ zrt_context *createLocalContext(int rank, int worldSize) {
   ctx->schedule = std::make_unique<ScheduleCheck>();
   ctx->rank = rank;
   ctx->worldSize = worldSize;
+  flatGroups(ctx);
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/false, ctx);
   cpu::attach(ctx);
   return ctx;
@@ -117,6 +136,9 @@ void destroyContext(zrt_context *ctx) {
       ctx->runtime->release(arena.base);
   ctx->kernels = nullptr;
   ctx->runtime.reset();
+  for (CommGroup &group : ctx->groups)
+    if (group.owned)
+      ZRT_MPI_CHECK(MPI_Comm_free(&group.comm));
   if (ctx->comm != MPI_COMM_NULL)
     ZRT_MPI_CHECK(MPI_Comm_free(&ctx->comm));
   closeWatchdogChannel(ctx);
@@ -132,6 +154,45 @@ int64_t ArgDesc::numel() const {
 
 int64_t shardNumel(int64_t numel, int64_t worldSize) {
   return (numel + worldSize - 1) / worldSize;
+}
+
+/// This rank's group of the ranks with the same `color`, ordered by rank.
+static CommGroup splitGroup(zrt_context *ctx, int color) {
+  CommGroup group;
+  ZRT_MPI_CHECK(MPI_Comm_split(ctx->comm, color, ctx->rank, &group.comm));
+  ZRT_MPI_CHECK(MPI_Comm_set_errhandler(group.comm, MPI_ERRORS_RETURN));
+  ZRT_MPI_CHECK(MPI_Comm_rank(group.comm, &group.rank));
+  ZRT_MPI_CHECK(MPI_Comm_size(group.comm, &group.size));
+  group.owned = true;
+  return group;
+}
+
+void formShardGroups(zrt_context *ctx) {
+  if (!ctx->program.shardGroups || ctx->groups[ZRT_GROUP_SHARD].owned)
+    return;
+  int64_t g = shardCount(ctx);
+  if (ctx->comm == MPI_COMM_NULL) {
+    // A local context (tests) only pretends to be one rank of many: it has
+    // no communicator to split, and its collectives need none.
+    ctx->groups[ZRT_GROUP_SHARD] = {MPI_COMM_NULL, int(ctx->rank % g), int(g),
+                                    false};
+    ctx->groups[ZRT_GROUP_REPLICA] = {MPI_COMM_NULL, int(ctx->rank / g),
+                                      int(ctx->worldSize / g), false};
+    return;
+  }
+  // The main thread calls MPI: the communication thread must be idle.
+  quiesceComm(ctx);
+  ctx->groups[ZRT_GROUP_SHARD] = splitGroup(ctx, int(ctx->rank / g));
+  ctx->groups[ZRT_GROUP_REPLICA] = splitGroup(ctx, int(ctx->rank % g));
+}
+
+const CommGroup &commGroup(const zrt_context *ctx, int32_t group,
+                           const char *op) {
+  if (group < 0 || group >= ZRT_NUM_GROUPS)
+    fatal("%s: group %d is not a zrt_group (0 is ZRT_GROUP_WORLD, 1 "
+          "ZRT_GROUP_SHARD, 2 ZRT_GROUP_REPLICA)",
+          op, (int)group);
+  return ctx->groups[group];
 }
 
 } // namespace zrt

@@ -41,6 +41,11 @@ struct ProgramDesc {
   /// and the rows each rank computes per micro-batch.
   bool deterministic = false;
   int64_t chunkRows = 0;
+  /// zrt_declare_shard_groups: the sharded arguments are sharded over
+  /// groups of shardGroupSize consecutive ranks and replicated across the
+  /// groups. Without it they are sharded over every rank.
+  bool shardGroups = false;
+  int64_t shardGroupSize = 0;
 };
 
 /// What zrt_declare_arg recorded for one step argument, unchecked: the
@@ -69,6 +74,24 @@ struct MemoryLedger {
   int64_t peakTotal = 0;
 };
 
+/// One of the context's communicators (a zrt_group) and this rank's place
+/// in it.
+struct CommGroup {
+  /// MPI_COMM_NULL without MPI, and for a group of this rank alone (the
+  /// replica group of a program without shard groups): its collectives are
+  /// local copies.
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  /// Split from the context's communicator (formShardGroups): freed with
+  /// the context. WORLD's is the context's own.
+  bool owned = false;
+};
+
+/// "world", "shard", "replica": how messages and the ledger name a
+/// zrt_group ("invalid" for anything else).
+const char *groupName(int group);
+
 /// zrt.h's collective kinds, under the runtime's names.
 enum CollectiveKind {
   AllGather = ZRT_ALL_GATHER,
@@ -77,11 +100,14 @@ enum CollectiveKind {
   NumCollectiveKinds
 };
 
-/// Calls and bytes moved per rank, per collective kind (see
-/// abi/collectives.cpp for how bytes are counted).
+/// Calls and bytes moved per rank, per collective kind and per group (see
+/// abi/collectives.cpp for how bytes are counted): each collective counts
+/// once in each.
 struct CollectiveCounters {
   std::array<int64_t, NumCollectiveKinds> calls{};
   std::array<int64_t, NumCollectiveKinds> bytes{};
+  std::array<int64_t, ZRT_NUM_GROUPS> groupCalls{};
+  std::array<int64_t, ZRT_NUM_GROUPS> groupBytes{};
 };
 
 /// --check-finite: the gradients zrt_watch_gradient showed in this step, in
@@ -119,7 +145,15 @@ struct zrt_context {
   zrt::WatchdogChannel watchdog;
   int rank = 0;
   int worldSize = 1;
+  /// The communicator of each zrt_group. Until formShardGroups splits them
+  /// (a program that declares shard groups), SHARD is WORLD and REPLICA
+  /// this rank alone.
+  zrt::CommGroup groups[ZRT_NUM_GROUPS];
   zrt::ProgramDesc program;
+  /// The first zrt_declare_* call made out of order (one that
+  /// zrt_declare_program would silently overwrite, or a second one), which
+  /// validateProgram reports with the other declaration errors; "" if none.
+  std::string declarationError;
   std::vector<zrt::ArgDesc> args;
   zrt::MemoryLedger ledger;
   struct Allocation {
@@ -218,6 +252,34 @@ double collectiveTimeoutSeconds();
 
 /// ceil(numel / worldSize): the element count of one shard.
 int64_t shardNumel(int64_t numel, int64_t worldSize);
+
+/// How many shards a sharded argument has: the declared shard group size,
+/// or the world size without shard groups. Inline: the CUDA kernels
+/// (compiled by nvcc) use it too.
+inline int64_t shardCount(const zrt_context *ctx) {
+  const zrt::ProgramDesc &p = ctx->program;
+  return p.shardGroups && p.shardGroupSize > 0 ? p.shardGroupSize
+                                               : ctx->worldSize;
+}
+
+/// Which shard of every sharded argument this rank holds: its number in its
+/// shard group, rank % G (the rank itself without shard groups).
+inline int64_t shardIndex(const zrt_context *ctx) {
+  return ctx->rank % shardCount(ctx);
+}
+
+/// Collective over the context's communicator, once the program's
+/// declarations are validated (validateProgram): a program that declared
+/// shard groups of G ranks gets its SHARD communicator (ranks r / G alike)
+/// and its REPLICA one (ranks r % G alike), both in rank order; otherwise
+/// nothing changes. Before a device backend attaches, which makes its own
+/// communicators from these.
+void formShardGroups(zrt_context *ctx);
+
+/// The group `group` of the context, or a fatal error naming `op` when it is
+/// no zrt_group.
+const CommGroup &commGroup(const zrt_context *ctx, int32_t group,
+                           const char *op);
 
 } // namespace zrt
 

@@ -655,6 +655,8 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   error = checkSameProgram(ctx);
   if (!error.empty())
     leaveAll(ctx, error, ExitFailed);
+  // Before the device: a GPU backend makes its communicators from these.
+  formShardGroups(ctx);
   // --calibrate measures the machine instead of training: no data needed
   // (with it, the program's own GEMMs are timed too).
   std::string taskProblem = checkFlagsForTask(ctx, options);
@@ -710,6 +712,12 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   if (ctx->rank == 0)
     std::printf("%s\n", banner.c_str());
   printProgram(ctx);
+  if (ctx->program.shardGroups && ctx->rank == 0)
+    std::printf("shard groups: sharded state over groups of %lld consecutive "
+                "ranks, replicated %lld times (rank r holds shard r %% %lld)\n",
+                (long long)shardCount(ctx),
+                (long long)(ctx->worldSize / shardCount(ctx)),
+                (long long)shardCount(ctx));
   if (deterministic && ctx->rank == 0)
     std::printf("deterministic: exact sums; each rank computes chunks of "
                 "%lld rows per micro-batch (global batch / (world size x "

@@ -25,6 +25,11 @@ void printLedger(zrt_context *ctx) {
   values.push_back(maxOverRanks(ctx, ledger.peakTotal));
   for (int k = 0; k < NumCollectiveKinds; ++k)
     values.push_back(maxOverRanks(ctx, ctx->collectives.bytes[k]));
+  // Hybrid sharding: the same bytes again, by the group they moved over.
+  bool byGroup = ctx->program.shardGroups;
+  std::vector<int64_t> groupBytes;
+  for (int g = 0; byGroup && g < ZRT_NUM_GROUPS; ++g)
+    groupBytes.push_back(maxOverRanks(ctx, ctx->collectives.groupBytes[g]));
   // The compiler's arenas: reserved (the plan) and the highest byte used.
   std::vector<int64_t> reserved, used;
   for (int c = 0; c <= ZRT_ARENA_SHARED; ++c) {
@@ -72,6 +77,10 @@ void printLedger(zrt_context *ctx) {
                 (long long)bytes, (long long)ctx->collectives.calls[k]);
   }
   std::printf("comm total: %lld bytes\n", (long long)total);
+  for (int g = 0; byGroup && g < ZRT_NUM_GROUPS; ++g)
+    std::printf("comm group %s: %lld bytes in %lld calls\n", groupName(g),
+                (long long)groupBytes[g],
+                (long long)ctx->collectives.groupCalls[g]);
 }
 
 void printThroughput(const zrt_context *ctx, int64_t steps, double seconds) {

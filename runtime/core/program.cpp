@@ -185,8 +185,32 @@ static std::string validateTogether(const zrt_context *ctx) {
   return "";
 }
 
+/// zrt_declare_shard_groups: groups of G ranks, 1 < G < W, that tile the
+/// world. G = W is plain sharding and G = 1 plain replication, which the
+/// program would declare by not calling it: either means a compiler bug.
+static std::string validateShardGroups(const ProgramDesc &p) {
+  if (!p.shardGroups)
+    return "";
+  int64_t g = p.shardGroupSize, w = p.worldSize;
+  std::string what = "the program declares shard groups of " + str(g) +
+                     (g == 1 ? " rank" : " ranks");
+  if (g < 2)
+    return what + "; a shard group has at least 2 ranks (1 < G < world size " +
+           str(w) + ")";
+  std::string whole = g == w ? ", the whole world size"
+                             : ", more than the world size " + str(w);
+  if (g >= w)
+    return what + whole + "; hybrid sharding needs 1 < G < " + str(w) +
+           " (without shard groups the state is sharded over every rank)";
+  if (w % g != 0)
+    return what + ", which do not divide the world size " + str(w);
+  return "";
+}
+
 static std::string validateHeader(const zrt_context *ctx) {
   const ProgramDesc &p = ctx->program;
+  if (!ctx->declarationError.empty())
+    return ctx->declarationError;
   if (!p.declared)
     return "the program never called zrt_declare_program";
   if (p.microBatches < 1)
@@ -226,6 +250,9 @@ static std::string validateHeader(const zrt_context *ctx) {
     return "the global batch of " + str(p.globalBatch) +
            (p.task == ZRT_TASK_LM ? " sequences" : " rows") +
            " is not divisible by the world size " + str(p.worldSize);
+  std::string groups = validateShardGroups(p);
+  if (!groups.empty())
+    return groups;
   if (p.deterministic) {
     int64_t local = p.globalBatch / p.worldSize;
     if (p.chunkRows < 1)
@@ -272,8 +299,10 @@ ArgSlice argSlice(const zrt_context *ctx, const ArgDesc &arg) {
   int64_t numel = arg.numel();
   if (!arg.sharded)
     return {0, numel};
-  int64_t s = shardNumel(numel, ctx->worldSize);
-  return {ctx->rank * s, s};
+  // Shard r % G of ceil(numel / G) elements: the replicas of a shard group
+  // hold the same slice.
+  int64_t s = shardNumel(numel, shardCount(ctx));
+  return {shardIndex(ctx) * s, s};
 }
 
 std::vector<void *> allocateArgs(zrt_context *ctx) {

@@ -21,7 +21,9 @@ int64_t localBatch(const zrt_context *ctx);
 const char *roleName(int32_t role);
 
 /// The elements of a (validated) argument's whole tensor that this rank's
-/// buffer holds: [first, first + count) of the tensor padded to W*S.
+/// buffer holds: [first, first + count) of the tensor padded to G*S, where
+/// a sharded argument has G = shardCount shards of S = ceil(numel / G) and
+/// this rank holds shard shardIndex.
 struct ArgSlice {
   int64_t first;
   int64_t count;

@@ -31,8 +31,9 @@ Tracer::Tracer(zrt_context *ctx) {
 }
 
 void Tracer::record(Track track, std::string name, const char *category,
-                    int64_t begin, int64_t end, int64_t bytes) {
-  events[track].push_back({std::move(name), category, begin, end, bytes});
+                    int64_t begin, int64_t end, int64_t bytes, int32_t group) {
+  events[track].push_back(
+      {std::move(name), category, begin, end, bytes, group});
 }
 
 /// Names are the runtime's own, but a quote or backslash must still not
@@ -76,7 +77,10 @@ std::string Tracer::eventsJson(int rank) const {
                     e.category, rank, track, e.begin / 1e3,
                     (e.end - e.begin) / 1e3);
       out += numbers;
-      if (e.bytes >= 0)
+      if (e.bytes >= 0 && e.group >= 0)
+        out += ",\"args\":{\"counted_bytes\":" + std::to_string(e.bytes) +
+               ",\"group\":\"" + groupName(e.group) + "\"}";
+      else if (e.bytes >= 0)
         out += ",\"args\":{\"counted_bytes\":" + std::to_string(e.bytes) + "}";
       out += "},\n";
     }

@@ -39,9 +39,12 @@ public:
 
   /// Records a complete event. Compute events come from the main thread,
   /// comm events from the communication thread only; each track has its
-  /// own vector, read only after the queue is drained.
+  /// own vector, read only after the queue is drained. A collective's
+  /// event carries the bytes the ledger counted and its zrt_group (args
+  /// "counted_bytes" and "group").
   void record(Track track, std::string name, const char *category,
-              int64_t begin, int64_t end, int64_t bytes = -1);
+              int64_t begin, int64_t end, int64_t bytes = -1,
+              int32_t group = -1);
 
   /// This rank's events as JSON objects (no enclosing brackets), pid = rank.
   std::string eventsJson(int rank) const;
@@ -55,6 +58,7 @@ private:
     std::string name;
     const char *category;
     int64_t begin, end, bytes;
+    int32_t group;
   };
   std::chrono::steady_clock::time_point zero;
   std::vector<Event> events[2];

@@ -154,12 +154,16 @@ struct HashedWriter {
   }
 };
 
-/// What this rank stores: its shard of every sharded state tensor, and on
-/// rank 0 every replicated one.
+/// What this rank stores: on the ranks of the first shard group (every rank
+/// without shard groups) its shard of every sharded state tensor, and on
+/// rank 0 every replicated one. The other shard groups hold copies of the
+/// first one's shards: their files hold no tensor.
 std::vector<size_t> storedArgs(const zrt_context *ctx) {
+  bool firstGroup = ctx->rank < shardCount(ctx);
   std::vector<size_t> stored;
   for (size_t i = 0; i < ctx->args.size(); ++i)
-    if (isSaved(ctx->args[i]) && (ctx->args[i].sharded || ctx->rank == 0))
+    if (isSaved(ctx->args[i]) &&
+        (ctx->args[i].sharded ? firstGroup : ctx->rank == 0))
       stored.push_back(i);
   return stored;
 }
@@ -252,6 +256,7 @@ std::string indexText(const zrt_context *ctx, const TrainPosition &position,
                      ",\n  \"model\": " + jsonQuote(modelHash(ctx)) +
                      ",\n  \"stage\": " + str(ctx->program.stage) +
                      ",\n  \"world_size\": " + str(ctx->worldSize) +
+                     ",\n  \"shard_group_size\": " + str(shardCount(ctx)) +
                      ",\n  \"step\": " + str(position.step) +
                      ",\n  \"seed\": " + str((int64_t)position.seed) +
                      ",\n  \"tensors\": {\n";
@@ -568,8 +573,10 @@ std::string loadTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
     int64_t numel = arg.numel(), bytes = elementBytes(arg);
     ArgSlice slice = argSlice(ctx, arg);
     std::vector<char> host(slice.count * bytes, 0);
+    // The checkpoint's shard k of a sharded tensor is in the file of rank
+    // k, for k below its shard group size (its world size without groups).
     int64_t oldShard =
-        saved.sharded ? shardNumel(numel, index.worldSize) : numel;
+        saved.sharded ? shardNumel(numel, index.shardGroupSize) : numel;
     int64_t end = std::min(slice.first + slice.count, numel);
     for (int64_t e = slice.first; e < end && error.empty();) {
       int rank = saved.sharded ? (int)(e / oldShard) : 0;

@@ -8,25 +8,33 @@
 //
 // Layout of one checkpoint, DIR/step-NNNNNNNN/:
 //   rank-RRRRR.safetensors  what rank R holds: its shard of every sharded
-//                           tensor ([S] elements, S = ceil(N / W), the last
-//                           rank's zero-padded), and on rank 0 every
+//                           tensor ([S] elements, S = ceil(N / G), the last
+//                           shard zero-padded), and on rank 0 every
 //                           replicated tensor whole; tensors are named
-//                           "<role>/<name>" ("adam_m/h.0.mlp.c_fc.weight")
+//                           "<role>/<name>" ("adam_m/h.0.mlp.c_fc.weight").
+//                           G is the shard group size (zrt_declare_shard_
+//                           groups; the world size W without): only ranks 0
+//                           to G - 1 store shards, the other groups' files
+//                           (copies of the same shards) hold no tensor
 //   index.json              the model (a hash of the parameter list), stage,
-//                           world size, step, seed, every tensor's whole
-//                           shape, dtype and layout, and the SHA-256 and
-//                           size of every file and every tensor
+//                           world size, shard group size (G; absent in
+//                           checkpoints older than hybrid sharding: W),
+//                           step, seed, every tensor's whole shape, dtype
+//                           and layout, and the SHA-256 and size of every
+//                           file and every tensor
 // DIR/latest names the newest complete checkpoint.
 //
 // Writing is atomic: every rank writes and fsyncs its file into
 // step-NNNNNNNN.tmp/, rank 0 then writes the index, renames the directory
 // and only then updates `latest`; the previous checkpoint stays whole until
 // the new one is complete, and --keep=N removes the oldest after that. No
-// rank gathers the model: each writes 1/W of the sharded state.
+// rank gathers the model: each rank of the first shard group writes 1/G of
+// the sharded state.
 //
-// Loading reshards: a checkpoint written at stage S on W ranks loads at any
-// stage on any number of ranks. Each rank reads, for every tensor, the
-// element range its buffer holds, from whichever files hold it.
+// Loading reshards: a checkpoint written at stage S on W ranks in shard
+// groups of G loads at any stage on any number of ranks, with or without
+// shard groups of any size. Each rank reads, for every tensor, the element
+// range its buffer holds, from whichever files hold it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZRT_CORE_TRAIN_STATE_H

@@ -42,6 +42,15 @@ std::string parseTrainStateIndex(const std::string &text,
       files->kind != JsonValue::Object)
     return bad("missing or malformed model, stage, world_size, step, seed, "
                "tensors or files");
+  // Absent from checkpoints written before hybrid sharding: sharded over
+  // every rank. Else it divides the world size.
+  index.shardGroupSize = index.worldSize;
+  if (const JsonValue *groups = root.find("shard_group_size"))
+    if (!groups->asCount(index.shardGroupSize) || index.shardGroupSize < 1 ||
+        index.shardGroupSize > index.worldSize ||
+        index.worldSize % index.shardGroupSize != 0)
+      return bad("malformed shard_group_size (a divisor of the world size " +
+                 str(index.worldSize) + ")");
   index.model = model->text;
   index.position.step = step;
   index.position.seed = (uint64_t)seed;

@@ -39,6 +39,11 @@ struct TrainStateIndex {
   std::string path; // the checkpoint directory
   std::string model;
   int64_t stage = 0, worldSize = 0;
+  /// The ranks a sharded tensor is sharded over: shard k is in the file of
+  /// rank k (k < shardGroupSize). The world size when the index has no
+  /// "shard_group_size" (written before hybrid sharding) or the program no
+  /// shard groups.
+  int64_t shardGroupSize = 0;
   TrainPosition position;
   std::map<std::string, IndexTensor> tensors;
   struct File {
@@ -50,9 +55,9 @@ struct TrainStateIndex {
 };
 
 /// Parses and checks `text`, the index.json at `where` (for messages):
-/// every field present and well formed, and a file for every rank of the
-/// world size it states. Returns "" or the problem, naming `where`. Leaves
-/// `index.path` alone.
+/// every field present and well formed (shard_group_size may be absent: the
+/// world size), and a file for every rank of the world size it states. Returns
+/// "" or the problem, naming `where`. Leaves `index.path` alone.
 std::string parseTrainStateIndex(const std::string &text,
                                  const std::string &where,
                                  TrainStateIndex &index);

@@ -47,6 +47,8 @@ std::string describeTransfer(const CollectiveInfo &info) {
   if (info.label && *info.label)
     text += info.sequence > 0 ? std::string(" of \"") + info.label + "\""
                               : std::string(" (") + info.label + ")";
+  if (info.group != ZRT_GROUP_WORLD)
+    text += std::string(" over the ") + groupName(info.group) + " group";
   return text;
 }
 
@@ -61,7 +63,7 @@ namespace {
 /// One message of the side channel: a position (step, collective, kind,
 /// bytes; kind -1 when not known) or "my line is printed".
 struct Message {
-  int64_t magic, type, rank, step, validation, sequence, kind, bytes;
+  int64_t magic, type, rank, step, validation, sequence, kind, bytes, group;
 };
 constexpr int64_t kMagic = 0x7a72745f77646f67; // "zrt_wdog"
 enum MessageType : int64_t { kPosition = 1, kPrinted = 2 };
@@ -183,7 +185,8 @@ std::string rankList(const std::vector<int> &ranks) {
 
 bool samePosition(const Message &a, const Message &b) {
   return a.step == b.step && a.validation == b.validation &&
-         a.sequence == b.sequence && a.kind == b.kind && a.bytes == b.bytes;
+         a.sequence == b.sequence && a.kind == b.kind && a.bytes == b.bytes &&
+         a.group == b.group;
 }
 
 CollectiveInfo positionInfo(const Message &m) {
@@ -193,6 +196,7 @@ CollectiveInfo positionInfo(const Message &m) {
   info.sequence = m.sequence;
   info.kind = int32_t(m.kind);
   info.tensorBytes = m.bytes;
+  info.group = int32_t(m.group);
   return info;
 }
 
@@ -270,7 +274,8 @@ void stopStalledJob(zrt_context *ctx, const char *waiter,
                stuck ? stuck->validation : ctx->position.validation,
                stuck ? stuck->sequence : -1,
                stuck ? stuck->kind : -1,
-               stuck ? stuck->tensorBytes : 0};
+               stuck ? stuck->tensorBytes : 0,
+               stuck ? stuck->group : 0};
   std::vector<int> others, gone;
   for (int r = 0; r < ctx->worldSize; ++r)
     if (r != ctx->rank)
@@ -318,7 +323,7 @@ void stopStalledJob(zrt_context *ctx, const char *waiter,
   // Let every rank that answered print its line before the first abort
   // takes the job down.
   double printedBy = secondsNow() + 2.0;
-  Message printed{kMagic, kPrinted, ctx->rank, 0, 0, 0, 0, 0};
+  Message printed{kMagic, kPrinted, ctx->rank, 0, 0, 0, 0, 0, 0};
   for (int r : responders)
     sendTo(channel, ctx->rank, r, printed, printedBy);
   receiveFrom(channel, responders, kPrinted, inbox, printedBy);

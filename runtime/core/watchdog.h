@@ -30,7 +30,8 @@ namespace zrt {
 
 /// Where a collective stands in the program, recorded when it starts.
 struct CollectiveInfo {
-  int32_t kind = 0; // CollectiveKind
+  int32_t kind = 0;  // CollectiveKind
+  int32_t group = 0; // zrt_group: the ranks it runs over (0: the world)
   /// Bytes of the (padded) tensor it moves.
   int64_t tensorBytes = 0;
   /// The tensor or bucket ("fc1.weight", "bucket of 4: ..."), or what the
@@ -61,7 +62,8 @@ void closeWatchdogChannel(zrt_context *ctx);
 
 /// "step 4, collective 3: all_gather of 2000 bytes of \"fc1.weight\"": the
 /// position ("step 4, collective 3"; "after step 4" for the driver's own;
-/// "" when neither is known), then the transfer.
+/// "" when neither is known), then the transfer (which names its group,
+/// "... over the shard group", when it is not the world).
 std::string describeCollective(const CollectiveInfo &info);
 std::string describePosition(const CollectiveInfo &info);
 std::string describeTransfer(const CollectiveInfo &info);

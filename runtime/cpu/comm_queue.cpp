@@ -38,7 +38,7 @@ void CommQueue::execute(CommOp &op) {
   int64_t begin = op.tracer->now();
   op.run();
   op.tracer->record(Tracer::Comm, std::move(op.label), "collective", begin,
-                    op.tracer->now(), op.countedBytes);
+                    op.tracer->now(), op.countedBytes, op.info.group);
 }
 
 int64_t CommQueue::start(CommOp op) {

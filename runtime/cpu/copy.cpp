@@ -52,10 +52,13 @@ void zrt::cpu::cast(zrt_context *, int32_t srcDtype, int32_t dstDtype,
 void zrt::cpu::shardSlice(zrt_context *ctx, int32_t dtype, const void *full,
                           void *shard, int64_t numel, int64_t shardNumel) {
   int64_t size = dtypeSize("zrt_shard_slice", dtype);
-  if (numel < 0 || shardNumel < 0 || shardNumel * ctx->worldSize < numel)
-    fatal("zrt_shard_slice: %d shards of %lld elements cannot hold %lld",
-          ctx->worldSize, (long long)shardNumel, (long long)numel);
-  int64_t first = (int64_t)ctx->rank * shardNumel;
+  // This rank's shard of a sharded argument: shard r % G of G with shard
+  // groups (zrt_declare_shard_groups), shard r of W without.
+  const int64_t shards = shardCount(ctx);
+  if (numel < 0 || shardNumel < 0 || shardNumel * shards < numel)
+    fatal("zrt_shard_slice: %lld shards of %lld elements cannot hold %lld",
+          (long long)shards, (long long)shardNumel, (long long)numel);
+  int64_t first = shardIndex(ctx) * shardNumel;
   int64_t kept = std::max<int64_t>(0, std::min(shardNumel, numel - first));
   if (kept > 0)
     std::memcpy(shard, (const char *)full + first * size, kept * size);

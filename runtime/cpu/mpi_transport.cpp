@@ -11,7 +11,10 @@
 // Each collective was checked and counted when it started, on the calling
 // thread (abi/collectives.cpp), so a bad call is reported where it was
 // made; the MPI work runs later on the context's communication thread
-// (comm_queue.h), in start order.
+// (comm_queue.h), in start order, over the communicator of its group
+// (CollectiveInfo::group). A group of this rank alone has no communicator:
+// its collectives are copies. User ops and datatypes belong to no
+// communicator, so the bf16 and exact sums serve every group.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,9 +88,9 @@ MPI_Op exactSumOp() {
 /// The wire format of `dtype`; MPI objects are only asked for when MPI runs
 /// (a local context has no communicator and never reaches MPI), and only on
 /// the communication thread, since creating the bf16 op is an MPI call.
-Wire wireFor(zrt_context *ctx, const char *op, int32_t dtype) {
+Wire wireFor(const CommGroup &group, const char *op, int32_t dtype) {
   int64_t size = dtypeSize(op, dtype);
-  if (ctx->comm == MPI_COMM_NULL)
+  if (group.comm == MPI_COMM_NULL)
     return {size, MPI_DATATYPE_NULL, MPI_OP_NULL};
   if (dtype == ZRT_BF16)
     return {size, MPI_UINT16_T, bf16SumOp()};
@@ -97,23 +100,29 @@ Wire wireFor(zrt_context *ctx, const char *op, int32_t dtype) {
 }
 
 /// --check-collectives: before a collective runs, every rank shows the
-/// others what it is about to run (kind and bytes); the first difference
-/// stops the job, named by the rank (where it is in the step, and the
-/// tensor it moves). Runs on the communication thread, in collective order,
-/// so the exchange itself cannot be overtaken by another collective.
+/// others what it is about to run (kind, bytes and group); the first
+/// difference stops the job, named by the rank (where it is in the step,
+/// and the tensor it moves). Over the world, whatever the collective's
+/// group: every rank runs every collective of the program, in one order.
+/// Runs on the communication thread, in collective order, so the exchange
+/// itself cannot be overtaken by another collective.
 void checkSameCollective(zrt_context *ctx, const CollectiveInfo &info) {
-  int64_t mine[2] = {info.kind, info.tensorBytes};
-  std::vector<int64_t> all(2 * ctx->worldSize);
-  ZRT_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T,
+  int64_t mine[3] = {info.kind, info.tensorBytes, info.group};
+  std::vector<int64_t> all(3 * ctx->worldSize);
+  ZRT_MPI_CHECK(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T,
                               ctx->comm));
   for (int r = 0; r < ctx->worldSize; ++r) {
-    const int64_t *other = all.data() + 2 * r;
-    if (other[0] == mine[0] && other[1] == mine[1])
+    const int64_t *other = all.data() + 3 * r;
+    if (other[0] == mine[0] && other[1] == mine[1] && other[2] == mine[2])
       continue;
+    CollectiveInfo theirs;
+    theirs.kind = int32_t(other[0]);
+    theirs.tensorBytes = other[1];
+    theirs.group = int32_t(other[2]);
     fatal("--check-collectives: the ranks diverge at %s: this rank runs %s, "
-          "rank %d %s of %lld bytes",
+          "rank %d %s",
           describePosition(info).c_str(), describeTransfer(info).c_str(), r,
-          collectiveName(int(other[0])), (long long)other[1]);
+          describeTransfer(theirs).c_str());
   }
 }
 
@@ -141,34 +150,31 @@ int64_t startCollective(zrt_context *ctx, const CollectiveInfo &info,
 
 //===--- The work, on the communication thread ----------------------------===//
 
-void runAllGather(zrt_context *ctx, int32_t dtype, const void *shard,
+void runAllGather(const CommGroup &group, int32_t dtype, const void *shard,
                   void *full, int64_t numel, int64_t shardNumel,
                   void *staging) {
   const char *op = "zrt_all_gather";
-  Wire wire = wireFor(ctx, op, dtype);
-  int64_t W = ctx->worldSize;
-  if (ctx->comm == MPI_COMM_NULL) {
+  Wire wire = wireFor(group, op, dtype);
+  if (group.comm == MPI_COMM_NULL) {
     std::memmove(full, shard, numel * wire.size);
     return;
   }
   // MPI writes W*S elements; full holds only numel, so a padded tensor is
   // gathered into the staging buffer of the start and its prefix kept.
   void *receive = staging ? staging : full;
-  (void)W;
   int countPerRank = (int)shardNumel; // checked at start
   ZRT_MPI_CHECK(MPI_Allgather(shard, countPerRank, wire.type, receive,
-                              countPerRank, wire.type, ctx->comm));
+                              countPerRank, wire.type, group.comm));
   if (staging)
     std::memcpy(full, staging, numel * wire.size);
 }
 
-void runReduceScatter(zrt_context *ctx, int32_t dtype, const void *full,
+void runReduceScatter(const CommGroup &group, int32_t dtype, const void *full,
                       void *shard, int64_t numel, int64_t shardNumel,
                       void *staging) {
   const char *op = "zrt_reduce_scatter";
-  Wire wire = wireFor(ctx, op, dtype);
-  int64_t W = ctx->worldSize;
-  if (ctx->comm == MPI_COMM_NULL) {
+  Wire wire = wireFor(group, op, dtype);
+  if (group.comm == MPI_COMM_NULL) {
     std::memmove(shard, full, numel * wire.size);
     std::memset((char *)shard + numel * wire.size, 0,
                 (shardNumel - numel) * wire.size);
@@ -177,25 +183,25 @@ void runReduceScatter(zrt_context *ctx, int32_t dtype, const void *full,
   // MPI reads W*S elements; when the tensor is shorter, reduce a zero-padded
   // copy in the staging buffer of the start rather than read past it.
   const void *send = full;
-  (void)W;
   if (staging) {
     std::memcpy(staging, full, numel * wire.size);
     send = staging;
   }
   ZRT_MPI_CHECK(MPI_Reduce_scatter_block(send, shard, (int)shardNumel,
-                                         wire.type, wire.sum, ctx->comm));
+                                         wire.type, wire.sum, group.comm));
 }
 
-void runAllReduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
+void runAllReduce(const CommGroup &group, int32_t dtype, const void *x, void *y,
                   int64_t n) {
-  Wire wire = wireFor(ctx, "zrt_all_reduce", dtype);
-  if (ctx->comm == MPI_COMM_NULL) {
+  Wire wire = wireFor(group, "zrt_all_reduce", dtype);
+  if (group.comm == MPI_COMM_NULL) {
     if (n > 0 && x != y)
       std::memmove(y, x, n * wire.size);
     return;
   }
   const void *send = x == y ? MPI_IN_PLACE : x;
-  ZRT_MPI_CHECK(MPI_Allreduce(send, y, (int)n, wire.type, wire.sum, ctx->comm));
+  ZRT_MPI_CHECK(
+      MPI_Allreduce(send, y, (int)n, wire.type, wire.sum, group.comm));
 }
 
 } // namespace
@@ -207,8 +213,9 @@ int64_t zrt::cpu::startAllGather(zrt_context *ctx, int32_t dtype,
                                  int64_t shardNumel, void *staging,
                                  int64_t countedBytes,
                                  const CollectiveInfo &info) {
+  CommGroup group = ctx->groups[info.group];
   return startCollective(ctx, info, countedBytes, [=] {
-    runAllGather(ctx, dtype, shard, full, numel, shardNumel, staging);
+    runAllGather(group, dtype, shard, full, numel, shardNumel, staging);
   });
 }
 
@@ -217,16 +224,18 @@ int64_t zrt::cpu::startReduceScatter(zrt_context *ctx, int32_t dtype,
                                      int64_t numel, int64_t shardNumel,
                                      void *staging, int64_t countedBytes,
                                      const CollectiveInfo &info) {
+  CommGroup group = ctx->groups[info.group];
   return startCollective(ctx, info, countedBytes, [=] {
-    runReduceScatter(ctx, dtype, full, shard, numel, shardNumel, staging);
+    runReduceScatter(group, dtype, full, shard, numel, shardNumel, staging);
   });
 }
 
 int64_t zrt::cpu::startAllReduce(zrt_context *ctx, int32_t dtype, const void *x,
                                  void *y, int64_t n, int64_t countedBytes,
                                  const CollectiveInfo &info) {
+  CommGroup group = ctx->groups[info.group];
   return startCollective(ctx, info, countedBytes,
-                         [=] { runAllReduce(ctx, dtype, x, y, n); });
+                         [=] { runAllReduce(group, dtype, x, y, n); });
 }
 
 void zrt::cpu::waitCollective(zrt_context *ctx, int64_t handle) {

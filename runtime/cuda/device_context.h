@@ -116,6 +116,10 @@ private:
   // NCCL and the collectives' bookkeeping (nccl_collectives.cpp).
   void initNccl();
   void destroyNccl();
+  /// Aborts every communicator (a failed or stuck collective).
+  void abortNccl();
+  /// The distinct communicators of groupComms.
+  std::vector<ncclComm_t> communicators() const;
   /// Called between polls: stops the job (aborting the communicator first)
   /// on an asynchronous NCCL error, or when `elapsedSeconds` exceeds the
   /// timeout, naming the first collective that has not completed.
@@ -134,6 +138,10 @@ private:
   int64_t transientScratchLive = 0; // noteTransientScratch's running sum
   int64_t transientScratchPeak = 0; // and its maximum
   ncclComm_t nccl = nullptr; // null: a context without MPI (one rank)
+  /// The communicator of each zrt_group: the world's is `nccl`, and so is
+  /// the shard group's without shard groups; null for a group of this rank
+  /// alone (its collectives are copies).
+  ncclComm_t groupComms[ZRT_NUM_GROUPS] = {};
   double timeoutSeconds = 300;
   cudaEvent_t inputsReady = nullptr; // re-recorded at every start
   std::deque<InFlight> inFlight;     // in start order

@@ -76,10 +76,13 @@ void fill(zrt_context *ctx, int32_t dtype, void *dst, int64_t n, float value) {
 void shardSlice(zrt_context *ctx, int32_t dtype, const void *full, void *shard,
                 int64_t numel, int64_t shardNumel) {
   const int64_t size = dtypeSize("zrt_shard_slice", dtype);
-  if (numel < 0 || shardNumel < 0 || shardNumel * ctx->worldSize < numel)
-    fatal("zrt_shard_slice: %d shards of %lld elements cannot hold %lld",
-          ctx->worldSize, (long long)shardNumel, (long long)numel);
-  const int64_t first = (int64_t)ctx->rank * shardNumel;
+  // This rank's shard of a sharded argument: shard r % G of G with shard
+  // groups (zrt_declare_shard_groups), shard r of W without.
+  const int64_t shards = shardCount(ctx);
+  if (numel < 0 || shardNumel < 0 || shardNumel * shards < numel)
+    fatal("zrt_shard_slice: %lld shards of %lld elements cannot hold %lld",
+          (long long)shards, (long long)shardNumel, (long long)numel);
+  const int64_t first = shardIndex(ctx) * shardNumel;
   const int64_t kept =
       std::max<int64_t>(0, std::min(shardNumel, numel - first));
   cudaStream_t stream = computeStream(ctx);

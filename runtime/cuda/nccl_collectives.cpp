@@ -16,8 +16,14 @@
 // bf16 sums are ncclBfloat16 with ncclSum, which adds pairs in float32 and
 // rounds, as the CPU backend's MPI_Op does.
 //
-// The communicator spans the context's ranks and is made over MPI (rank 0's
-// unique id broadcast). A context without MPI has one rank and no
+// The world communicator spans the context's ranks and is made over MPI
+// (rank 0's unique id broadcast). A program with shard groups
+// (zrt_declare_shard_groups) also gets one communicator per group this rank
+// is in, split from the world's (ncclCommSplit; before NCCL 2.18, each
+// group's own unique id broadcast over its MPI communicator): the shard
+// group (consecutive ranks, so within a node first) and the replica group.
+// Without shard groups the shard group is the world and the replica group
+// this rank alone. A group of one rank, and a context without MPI, has no
 // communicator: its collectives are copies on the communication stream, so
 // the event machinery is exercised by single-process tests as well.
 //
@@ -35,6 +41,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_context.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace zrt::cuda {
@@ -83,37 +90,90 @@ static void refuseExact(const char *collective, int32_t dtype) {
 
 //===--- The communicator -------------------------------------------------===//
 
+/// A communicator over the ranks of `group` (an MPI communicator), rank 0's
+/// unique id broadcast over it.
+static ncclComm_t initOver(const CommGroup &group) {
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  if (group.rank == 0)
+    ZRT_NCCL_CHECK("setup", ncclGetUniqueId(&id));
+  ZRT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, group.comm));
+  ncclComm_t comm = nullptr;
+  ZRT_NCCL_CHECK("setup", ncclCommInitRank(&comm, group.size, id, group.rank));
+  return comm;
+}
+
+/// This rank's communicator of `group`, formed like its MPI communicator
+/// (formShardGroups): the world's ranks of the same color, by rank. Every
+/// rank of the world calls it, in the same order of groups.
+static ncclComm_t splitFrom(ncclComm_t world, const zrt_context *ctx,
+                            int32_t group) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+  int64_t g = shardCount(ctx);
+  int color = int(group == ZRT_GROUP_SHARD ? ctx->rank / g : ctx->rank % g);
+  ncclComm_t comm = nullptr;
+  ZRT_NCCL_CHECK("setup",
+                 ncclCommSplit(world, color, ctx->rank, &comm, nullptr));
+  return comm;
+#else
+  (void)world;
+  return initOver(ctx->groups[group]);
+#endif
+}
+
 void CudaRuntime::initNccl() {
   if (ctx->comm == MPI_COMM_NULL)
     return;
-  ncclUniqueId id;
-  std::memset(&id, 0, sizeof(id));
-  if (ctx->rank == 0)
-    ZRT_NCCL_CHECK("setup", ncclGetUniqueId(&id));
   // The main thread calls MPI here, between steps: the comm queue (used by
   // the CPU backend only) must be idle, as for every other such call.
   quiesceComm(ctx);
-  ZRT_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, ctx->comm));
-  ZRT_NCCL_CHECK("setup",
-                 ncclCommInitRank(&nccl, ctx->worldSize, id, ctx->rank));
+  nccl = initOver(ctx->groups[ZRT_GROUP_WORLD]);
+  groupComms[ZRT_GROUP_WORLD] = nccl;
+  if (!ctx->program.shardGroups) {
+    groupComms[ZRT_GROUP_SHARD] = nccl; // the world's
+    return;                             // REPLICA: this rank alone
+  }
+  for (int32_t group : {ZRT_GROUP_SHARD, ZRT_GROUP_REPLICA})
+    groupComms[group] = splitFrom(nccl, ctx, group);
+}
+
+/// Each communicator once: the shard group's may be the world's.
+std::vector<ncclComm_t> CudaRuntime::communicators() const {
+  std::vector<ncclComm_t> comms;
+  for (ncclComm_t comm : groupComms)
+    if (comm && std::find(comms.begin(), comms.end(), comm) == comms.end())
+      comms.push_back(comm);
+  return comms;
+}
+
+void CudaRuntime::abortNccl() {
+  for (ncclComm_t comm : communicators())
+    ncclCommAbort(comm);
+  for (ncclComm_t &comm : groupComms)
+    comm = nullptr;
+  nccl = nullptr;
 }
 
 void CudaRuntime::destroyNccl() {
-  if (!nccl)
-    return;
-  ZRT_NCCL_CHECK("teardown", ncclCommFinalize(nccl));
-  ZRT_NCCL_CHECK("teardown", ncclCommDestroy(nccl));
+  // The groups' communicators before the world's they were split from.
+  std::vector<ncclComm_t> comms = communicators();
+  for (auto it = comms.rbegin(); it != comms.rend(); ++it) {
+    ncclComm_t comm = *it;
+    ZRT_NCCL_CHECK("teardown", ncclCommFinalize(comm));
+    ZRT_NCCL_CHECK("teardown", ncclCommDestroy(comm));
+  }
+  for (ncclComm_t &comm : groupComms)
+    comm = nullptr;
   nccl = nullptr;
 }
 
 void CudaRuntime::checkProgress(double elapsedSeconds) {
-  if (nccl) {
+  for (ncclComm_t comm : communicators()) {
     ncclResult_t async = ncclSuccess;
-    ZRT_NCCL_CHECK("error query", ncclCommGetAsyncError(nccl, &async));
+    ZRT_NCCL_CHECK("error query", ncclCommGetAsyncError(comm, &async));
     if (async != ncclSuccess && async != ncclInProgress) {
-      std::string last = ncclGetLastError(nccl);
-      ncclCommAbort(nccl);
-      nccl = nullptr;
+      std::string last = ncclGetLastError(comm);
+      abortNccl();
       fatal("NCCL failed while running the step's collectives: %s (%s)",
             ncclGetErrorString(async), last.c_str());
     }
@@ -128,10 +188,7 @@ void CudaRuntime::checkProgress(double elapsedSeconds) {
       stuck = &collective;
       break;
     }
-  if (nccl) {
-    ncclCommAbort(nccl);
-    nccl = nullptr;
-  }
+  abortNccl();
   if (!stuck)
     fatal("the GPU's work did not complete within %g s (ZRT_NCCL_TIMEOUT_S)",
           timeoutSeconds);
@@ -172,10 +229,10 @@ int64_t CudaRuntime::startCollective(const CollectiveInfo &info,
   inFlight.push_back({handle, info, countedBytes, done, /*waited=*/false});
   notWaited.insert(handle);
   if (tracer)
-    tracer->record(Tracer::Comm,
-                   commLabel(collectiveName(info.kind), info.tensorBytes,
-                             info.label),
-                   "collective", begin, tracer->now(), countedBytes);
+    tracer->record(
+        Tracer::Comm,
+        commLabel(collectiveName(info.kind), info.tensorBytes, info.label),
+        "collective", begin, tracer->now(), countedBytes, info.group);
   return handle;
 }
 
@@ -186,8 +243,9 @@ int64_t CudaRuntime::startAllGather(int32_t dtype, const void *shard,
                                     const CollectiveInfo &info) {
   refuseExact("zrt_all_gather", dtype);
   size_t size = elementSize(dtype);
+  ncclComm_t over = groupComms[info.group];
   return startCollective(info, countedBytes, [&] {
-    if (!nccl) {
+    if (!over) {
       // One rank: the gathered tensor is the shard (its padding dropped).
       if (numel > 0 && full != shard)
         ZRT_CUDA_CHECK(cudaMemcpyAsync(full, shard, numel * size,
@@ -198,7 +256,7 @@ int64_t CudaRuntime::startAllGather(int32_t dtype, const void *shard,
     if (shardNumel > 0)
       ZRT_NCCL_CHECK("all_gather",
                      ncclAllGather(shard, receive, (size_t)shardNumel,
-                                   ncclType(dtype), nccl, comm));
+                                   ncclType(dtype), over, comm));
     if (staging && numel > 0)
       ZRT_CUDA_CHECK(cudaMemcpyAsync(full, staging, numel * size,
                                      cudaMemcpyDeviceToDevice, comm));
@@ -212,8 +270,9 @@ int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
                                         const CollectiveInfo &info) {
   refuseExact("zrt_reduce_scatter", dtype);
   size_t size = elementSize(dtype);
+  ncclComm_t over = groupComms[info.group];
   return startCollective(info, countedBytes, [&] {
-    if (!nccl) {
+    if (!over) {
       // One rank: the shard is the tensor, zero padded.
       if (numel > 0 && shard != full)
         ZRT_CUDA_CHECK(cudaMemcpyAsync(shard, full, numel * size,
@@ -235,7 +294,7 @@ int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
     if (shardNumel > 0)
       ZRT_NCCL_CHECK("reduce_scatter",
                      ncclReduceScatter(send, shard, (size_t)shardNumel,
-                                       ncclType(dtype), ncclSum, nccl, comm));
+                                       ncclType(dtype), ncclSum, over, comm));
   });
 }
 
@@ -244,8 +303,9 @@ int64_t CudaRuntime::startAllReduce(int32_t dtype, const void *x, void *y,
                                     const CollectiveInfo &info) {
   refuseExact("zrt_all_reduce", dtype);
   size_t size = elementSize(dtype);
+  ncclComm_t over = groupComms[info.group];
   return startCollective(info, countedBytes, [&] {
-    if (!nccl) {
+    if (!over) {
       if (n > 0 && x != y)
         ZRT_CUDA_CHECK(
             cudaMemcpyAsync(y, x, n * size, cudaMemcpyDeviceToDevice, comm));
@@ -255,7 +315,7 @@ int64_t CudaRuntime::startAllReduce(int32_t dtype, const void *x, void *y,
     if (n > 0)
       ZRT_NCCL_CHECK(
           "all_reduce",
-          ncclAllReduce(x, y, (size_t)n, ncclType(dtype), ncclSum, nccl, comm));
+          ncclAllReduce(x, y, (size_t)n, ncclType(dtype), ncclSum, over, comm));
   });
 }
 

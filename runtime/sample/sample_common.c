@@ -10,7 +10,12 @@ int64_t sampleNumel(const struct SampleParam *p) {
   return p->rank == 1 ? p->dim0 : p->dim0 * p->dim1;
 }
 
-int64_t sampleShard(int64_t numel) { return (numel + W - 1) / W; }
+int64_t sampleShard(int64_t numel) { return (numel + G - 1) / G; }
+
+void sampleDeclareShardGroups(zrt_context *ctx) {
+  if (SAMPLE_SHARD_GROUP)
+    zrt_declare_shard_groups(ctx, SAMPLE_SHARD_GROUP);
+}
 
 void *sampleAlloc(zrt_context *ctx, int64_t elements, int32_t category) {
   return zrt_alloc(ctx, elements * DT_BYTES, category);
@@ -63,8 +68,8 @@ void *sampleGather(zrt_context *ctx, void **args, const struct SampleState *s,
     return args[s->first + i];
   int64_t n = sampleNumel(&s->params[i]);
   void *full = sampleAlloc(ctx, n, ZRT_MEM_COMM);
-  zrt_all_gather(ctx, DT, args[s->first + i], full, n, sampleShard(n),
-                 s->params[i].name);
+  zrt_all_gather(ctx, ZRT_GROUP_SHARD, DT, args[s->first + i], full, n,
+                 sampleShard(n), s->params[i].name);
   return full;
 }
 
@@ -84,9 +89,11 @@ static void clipCoefficient(zrt_context *ctx, const struct SampleState *s,
     zrt_sum_squares(ctx, DT, reduced[i], sq, counts[i]);
     zrt_add(ctx, ZRT_F32, total, sq, total, 1);
   }
-  /* Shards are disjoint (their padding is zero): sum them over ranks. */
+  /* A shard group's shards are disjoint (their padding is zero): sum them
+   * over the group (its replicas hold the same ones). */
   if (SHARD_STATE)
-    zrt_all_reduce(ctx, ZRT_F32, total, total, 1, "gradient norm");
+    zrt_all_reduce(ctx, ZRT_GROUP_SHARD, ZRT_F32, total, total, 1,
+                   "gradient norm");
 }
 
 /* AdamW on what this rank owns, then the parameter argument brought up to
@@ -115,12 +122,14 @@ static void applyAdamW(zrt_context *ctx, void **args,
   zrt_adamw(ctx, DT, p, grad, m, v, p, m, v, count, lr, t, scale, b1, b2, eps,
             wd);
   if (slice) {
-    zrt_all_gather(ctx, ZRT_F32, slice, param, n, sh, s->params[i].name);
+    zrt_all_gather(ctx, ZRT_GROUP_SHARD, ZRT_F32, slice, param, n, sh,
+                   s->params[i].name);
     zrt_free(ctx, slice);
   } else if (SAMPLE_BF16 && SHARD_STATE && !SHARD_PARAMS) {
     void *rounded = sampleAlloc(ctx, sh, ZRT_MEM_PARAM);
     zrt_cast(ctx, ZRT_F32, ZRT_BF16, p, rounded, sh);
-    zrt_all_gather(ctx, ZRT_BF16, rounded, param, n, sh, s->params[i].name);
+    zrt_all_gather(ctx, ZRT_GROUP_SHARD, ZRT_BF16, rounded, param, n, sh,
+                   s->params[i].name);
     zrt_free(ctx, rounded);
   } else if (SAMPLE_BF16) {
     zrt_cast(ctx, ZRT_F32, ZRT_BF16, p, param, count);
@@ -130,6 +139,8 @@ static void applyAdamW(zrt_context *ctx, void **args,
 /* Starts every gradient reduction at once; each parameter's update then
  * waits only for its own, so AdamW on parameter i overlaps the reductions
  * of the parameters after it (as zero-opt's scheduled lowering does).
+ * With shard groups each reduce-scatter, once waited for, is followed by
+ * the all-reduce of its shard across the replicas, started at once.
  * Clipping needs every reduced gradient before the first update. */
 void sampleUpdate(zrt_context *ctx, void **args, const struct SampleState *s,
                   void **grads) {
@@ -138,8 +149,8 @@ void sampleUpdate(zrt_context *ctx, void **args, const struct SampleState *s,
   for (int i = 0; i < s->count; ++i) {
     int64_t n = sampleNumel(&s->params[i]);
     if (!SHARD_STATE) {
-      handles[i] = zrt_all_reduce_start(ctx, DT, grads[i], grads[i], n,
-                                        s->params[i].name);
+      handles[i] = zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, DT, grads[i],
+                                        grads[i], n, s->params[i].name);
       reduced[i] = grads[i];
       counts[i] = n;
       continue;
@@ -147,9 +158,16 @@ void sampleUpdate(zrt_context *ctx, void **args, const struct SampleState *s,
     counts[i] = sampleShard(n);
     reduced[i] = sampleAlloc(ctx, counts[i], ZRT_MEM_GRAD);
     handles[i] =
-        zrt_reduce_scatter_start(ctx, DT, grads[i], reduced[i], n, counts[i],
-                                 s->params[i].name);
+        zrt_reduce_scatter_start(ctx, ZRT_GROUP_SHARD, DT, grads[i], reduced[i],
+                                 n, counts[i], s->params[i].name);
   }
+  if (SHARD_STATE && SAMPLE_SHARD_GROUP)
+    for (int i = 0; i < s->count; ++i) {
+      zrt_wait(ctx, handles[i]);
+      handles[i] =
+          zrt_all_reduce_start(ctx, ZRT_GROUP_REPLICA, DT, reduced[i],
+                               reduced[i], counts[i], s->params[i].name);
+    }
   float *scalars = zrt_alloc(ctx, 3 * sizeof(float), ZRT_MEM_ACTIVATION);
   const float *scale = NULL;
   int waited = 0;

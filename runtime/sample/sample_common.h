@@ -11,6 +11,9 @@
  *                        float32 master weights (default 0: all float32)
  *   SAMPLE_CLIP          declare ZRT_ROLE_MAX_NORM and clip the global
  *                        gradient norm (--clip-grad-norm) (default 0)
+ *   SAMPLE_SHARD_GROUP   --shard-group-size: shard over groups of this many
+ *                        ranks, replicated across the groups (default 0:
+ *                        none, sharded over every rank)
  *   SAMPLE_ABI_VERSION   the ABI version declared (default ZRT_ABI_VERSION)
  *
  *===----------------------------------------------------------------------===*/
@@ -36,8 +39,13 @@
 #ifndef SAMPLE_ABI_VERSION
 #define SAMPLE_ABI_VERSION ZRT_ABI_VERSION
 #endif
+#ifndef SAMPLE_SHARD_GROUP
+#define SAMPLE_SHARD_GROUP 0
+#endif
 
 enum { W = SAMPLE_WORLD_SIZE };
+/* The ranks each sharded tensor is spread over: a shard group, or all. */
+enum { G = SAMPLE_SHARD_GROUP ? SAMPLE_SHARD_GROUP : W };
 enum { SHARD_STATE = SAMPLE_STAGE >= 1, SHARD_PARAMS = SAMPLE_STAGE == 3 };
 /* Storage type of parameters, gradients and activations. */
 enum { DT = SAMPLE_BF16 ? ZRT_BF16 : ZRT_F32, DT_BYTES = SAMPLE_BF16 ? 2 : 4 };
@@ -60,8 +68,13 @@ struct SampleState {
 };
 
 int64_t sampleNumel(const struct SampleParam *p);
+/* ceil(numel / G): the elements of one shard. */
 int64_t sampleShard(int64_t numel);
 void *sampleAlloc(zrt_context *ctx, int64_t elements, int32_t category);
+
+/* After zrt_declare_program: the shard groups, when SAMPLE_SHARD_GROUP asks
+ * for them. */
+void sampleDeclareShardGroups(zrt_context *ctx);
 
 /* Declares the parameter, master and moment arguments, then AdamW's four
  * scalar hyperparameters (beta1, beta2, eps, weight decay); returns the
@@ -74,9 +87,10 @@ void *sampleGather(zrt_context *ctx, void **args, const struct SampleState *s,
                    int i);
 void sampleRelease(zrt_context *ctx, void *full);
 
-/* Sums the full gradients grads[i] (DT, freed here) over ranks, clips their
- * global norm when the program declares a threshold, and applies AdamW to
- * what this rank owns. */
+/* Sums the full gradients grads[i] (DT, freed here) over ranks (with shard
+ * groups: reduce-scattered in the group, then the shard all-reduced across
+ * the replicas), clips their global norm when the program declares a
+ * threshold, and applies AdamW to what this rank owns. */
 void sampleUpdate(zrt_context *ctx, void **args, const struct SampleState *s,
                   void **grads);
 

@@ -49,6 +49,7 @@ static const float kEps = 1e-5f;
 void zero_program_describe(zrt_context *ctx) {
   zrt_declare_program(ctx, SAMPLE_ABI_VERSION, W, SAMPLE_STAGE, ZRT_TASK_LM, B,
                       T, 0, V);
+  sampleDeclareShardGroups(ctx);
   zrt_declare_arg(ctx, ARG_TOKENS, "tokens", ZRT_ROLE_TOKENS, ZRT_F32, 2, BL, T,
                   0, 0, 0, 0, 0.0f);
   zrt_declare_arg(ctx, ARG_TARGETS, "targets", ZRT_ROLE_TARGETS, ZRT_F32, 2, BL,
@@ -101,7 +102,7 @@ void zero_program_step(zrt_context *ctx, void **args, void *loss) {
   for (int i = 0; i < NUM_PARAMS; ++i)
     sampleRelease(ctx, w[i]);
 
-  zrt_all_reduce(ctx, ZRT_F32, lossBuf, lossBuf, 1, "loss");
+  zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_F32, lossBuf, lossBuf, 1, "loss");
   /* Through the runtime: on a GPU the buffer is device memory. */
   zrt_copy(ctx, lossBuf, loss, sizeof(float));
   sampleUpdate(ctx, args, &kState, grad);

@@ -41,6 +41,7 @@ static const struct SampleState kState = {
 void zero_program_describe(zrt_context *ctx) {
   zrt_declare_program(ctx, SAMPLE_ABI_VERSION, W, SAMPLE_STAGE,
                       ZRT_TASK_CLASSIFY, B, 1, F, C);
+  sampleDeclareShardGroups(ctx);
   zrt_declare_arg(ctx, ARG_X, "x", ZRT_ROLE_FEATURES, DT, 2, BL, F, 0, 0, 0, 0,
                   0.0f);
   zrt_declare_arg(ctx, ARG_Y, "y", ZRT_ROLE_LABELS, ZRT_F32, 1, BL, 0, 0, 0, 0,
@@ -96,7 +97,7 @@ void zero_program_step(zrt_context *ctx, void **args, void *loss) {
   zrt_matmul(ctx, DT, x, dh, grad[W1], F, H, BL, 1, 0);
   zrt_sum_rows(ctx, DT, dh, grad[B1], BL, H);
 
-  zrt_all_reduce(ctx, ZRT_F32, lossBuf, lossBuf, 1, "loss");
+  zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_F32, lossBuf, lossBuf, 1, "loss");
   /* Through the runtime: on a GPU the buffer is device memory. */
   zrt_copy(ctx, lossBuf, loss, sizeof(float));
   sampleUpdate(ctx, args, &kState, grad);

@@ -4,12 +4,14 @@
 
 #include "core/check.h"
 #include "core/context.h"
+#include "core/program.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <string>
 
 namespace zrt {
@@ -67,7 +69,8 @@ bool allGatherOk(Suite &t, int64_t numel, int64_t s) {
     shard[i] = 16.0f * t.ctx->rank + i;
   BufferTensor shardT(t.memory, t.ctx, t.dtype, shard),
       fullT(t.memory, t.ctx, t.dtype, numel + 1);
-  zrt_all_gather(t.ctx, t.dtype, shardT.data(), fullT.data(), numel, s, "case");
+  zrt_all_gather(t.ctx, ZRT_GROUP_WORLD, t.dtype, shardT.data(), fullT.data(),
+                 numel, s, "case");
   auto full = fullT.values();
   bool ok = std::isnan(full[numel]);
   for (int64_t e = 0; e < numel; ++e)
@@ -97,7 +100,8 @@ bool reduceScatterOk(Suite &t, int64_t numel, int64_t s) {
     full[e] = (t.ctx->rank + 1.0f) * e;
   BufferTensor fullT(t.memory, t.ctx, t.dtype, full),
       shardT(t.memory, t.ctx, t.dtype, s);
-  zrt_reduce_scatter(t.ctx, t.dtype, fullT.data(), shardT.data(), numel, s, "case");
+  zrt_reduce_scatter(t.ctx, ZRT_GROUP_WORLD, t.dtype, fullT.data(),
+                     shardT.data(), numel, s, "case");
   auto shard = shardT.values();
   bool ok = true;
   for (int64_t i = 0; i < s; ++i) {
@@ -132,12 +136,14 @@ void testAllReduce(Suite &t) {
     x[i] = t.ctx->rank + 0.5f * i;
   auto expected = [&](int i) { return W * (W - 1) / 2.0f + W * 0.5f * i; };
   BufferTensor xT(t.memory, t.ctx, t.dtype, x), yT(t.memory, t.ctx, t.dtype, n);
-  zrt_all_reduce(t.ctx, t.dtype, xT.data(), yT.data(), n, "case");
+  zrt_all_reduce(t.ctx, ZRT_GROUP_WORLD, t.dtype, xT.data(), yT.data(), n,
+                 "case");
   auto y = yT.values();
   bool outOfPlace = xT.values() == x;
   for (int i = 0; i < n; ++i)
     outOfPlace &= y[i] == expected(i);
-  zrt_all_reduce(t.ctx, t.dtype, xT.data(), xT.data(), n, "case");
+  zrt_all_reduce(t.ctx, ZRT_GROUP_WORLD, t.dtype, xT.data(), xT.data(), n,
+                 "case");
   auto inPlace = xT.values();
   bool inPlaceOk = true;
   for (int i = 0; i < n; ++i)
@@ -156,7 +162,8 @@ void testRoundTrip(Suite &t) {
       shardT(t.memory, t.ctx, t.dtype, s),
       gatheredT(t.memory, t.ctx, t.dtype, numel);
   zrt_shard_slice(t.ctx, t.dtype, fullT.data(), shardT.data(), numel, s);
-  zrt_all_gather(t.ctx, t.dtype, shardT.data(), gatheredT.data(), numel, s, "case");
+  zrt_all_gather(t.ctx, ZRT_GROUP_WORLD, t.dtype, shardT.data(),
+                 gatheredT.data(), numel, s, "case");
   t.expectTrue("shard_slice+all_gather restores the tensor",
                gatheredT.values() == full);
 }
@@ -200,7 +207,8 @@ void testBf16Rounding(Suite &t) {
                : t.ctx->rank == 1 ? std::ldexp(1.0f, -8) + std::ldexp(1.0f, -15)
                                   : 0.0f;
   BufferTensor xT(t.memory, t.ctx, ZRT_BF16, std::vector<float>{mine});
-  zrt_all_reduce(t.ctx, ZRT_BF16, xT.data(), xT.data(), 1, "case");
+  zrt_all_reduce(t.ctx, ZRT_GROUP_WORLD, ZRT_BF16, xT.data(), xT.data(), 1,
+                 "case");
   float expected = W > 1 ? 1.0f + std::ldexp(1.0f, -7) : 1.0f;
   t.check.expectTrue(
       "all_reduce bf16 sums pairs in float32, rounds to nearest even",
@@ -275,24 +283,28 @@ int64_t startCase(zrt_context *ctx, const AsyncCase &c, AsyncBuffers &b) {
   void *out = c.inPlace ? b.in.data() : b.out.data();
   switch (c.kind) {
   case AllGather:
-    return zrt_all_gather_start(ctx, c.dtype, b.in.data(), out, c.numel,
-                                c.shard, "case");
+    return zrt_all_gather_start(ctx, ZRT_GROUP_WORLD, c.dtype, b.in.data(), out,
+                                c.numel, c.shard, "case");
   case ReduceScatter:
-    return zrt_reduce_scatter_start(ctx, c.dtype, b.in.data(), out, c.numel,
-                                    c.shard, "case");
+    return zrt_reduce_scatter_start(ctx, ZRT_GROUP_WORLD, c.dtype, b.in.data(),
+                                    out, c.numel, c.shard, "case");
   default:
-    return zrt_all_reduce_start(ctx, c.dtype, b.in.data(), out, c.numel, "case");
+    return zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, c.dtype, b.in.data(), out,
+                                c.numel, "case");
   }
 }
 
 void runBlocking(zrt_context *ctx, const AsyncCase &c, AsyncBuffers &b) {
   void *out = c.inPlace ? b.in.data() : b.out.data();
   if (c.kind == AllGather)
-    zrt_all_gather(ctx, c.dtype, b.in.data(), out, c.numel, c.shard, "case");
+    zrt_all_gather(ctx, ZRT_GROUP_WORLD, c.dtype, b.in.data(), out, c.numel,
+                   c.shard, "case");
   else if (c.kind == ReduceScatter)
-    zrt_reduce_scatter(ctx, c.dtype, b.in.data(), out, c.numel, c.shard, "case");
+    zrt_reduce_scatter(ctx, ZRT_GROUP_WORLD, c.dtype, b.in.data(), out, c.numel,
+                       c.shard, "case");
   else
-    zrt_all_reduce(ctx, c.dtype, b.in.data(), out, c.numel, "case");
+    zrt_all_reduce(ctx, ZRT_GROUP_WORLD, c.dtype, b.in.data(), out, c.numel,
+                   "case");
 }
 
 /// Starts every case on a fresh context, checks what was counted before any
@@ -371,7 +383,257 @@ void testAsync(Checker &check, const BufferAdapter &memory) {
                   "waited out of order");
 }
 
+//===--- Groups (hybrid sharding) -----------------------------------------===//
+
+/// Rank `rank`'s input to case `id`: n random multiples of 1/8 in [-4, 4).
+/// Distinct on every rank, and every sum of up to 8 of them is exact in
+/// float32 and in bf16, so a result equals the sum made here whatever the
+/// order the transport adds in, and a rank of another group or a shard of
+/// another rank shows.
+std::vector<float> rankInput(int rank, int id, int64_t n) {
+  std::mt19937 rng(1000003u * id + 7919u * rank + 17u);
+  std::uniform_int_distribution<int> eighths(-32, 31);
+  std::vector<float> x(n);
+  for (float &v : x)
+    v = eighths(rng) / 8.0f;
+  return x;
+}
+
+/// The elementwise sum over `members` of their inputs to case `id`.
+std::vector<float> memberSum(const std::vector<int> &members, int id,
+                             int64_t n) {
+  std::vector<float> sum(n, 0.0f);
+  for (int member : members) {
+    std::vector<float> x = rankInput(member, id, n);
+    for (int64_t i = 0; i < n; ++i)
+      sum[i] += x[i];
+  }
+  return sum;
+}
+
+/// One collective of the group cases: its inputs (by case id), its sizes
+/// and what it must give this rank.
+struct GroupCase {
+  CollectiveKind kind;
+  int32_t group;
+  int id;
+  int64_t numel; // all_reduce: n
+  int64_t shard; // S (unused by all_reduce)
+  std::vector<float> input, expected;
+};
+
+/// The cases over `group` of a rank at `position` among `members`:
+/// all_gather and reduce_scatter padded (when the group has more than one
+/// rank), all_reduce of 7.
+std::vector<GroupCase> groupCases(int rank, const std::vector<int> &members,
+                                  int32_t group) {
+  const int64_t W = members.size();
+  const int64_t me =
+      std::find(members.begin(), members.end(), rank) - members.begin();
+  std::vector<GroupCase> cases;
+  int id = 10 * group;
+  {
+    GroupCase c{AllGather, group, ++id, 5 * W - 2, 0, {}, {}};
+    c.shard = shardNumel(c.numel, W);
+    c.input = rankInput(rank, c.id, c.shard);
+    for (int64_t e = 0; e < c.numel; ++e)
+      c.expected.push_back(
+          rankInput(members[e / c.shard], c.id, c.shard)[e % c.shard]);
+    cases.push_back(c);
+  }
+  {
+    GroupCase c{ReduceScatter, group, ++id, 3 * W + 1, 0, {}, {}};
+    c.shard = shardNumel(c.numel, W);
+    c.input = rankInput(rank, c.id, c.numel);
+    std::vector<float> sum = memberSum(members, c.id, c.numel);
+    for (int64_t i = 0; i < c.shard; ++i) {
+      int64_t e = me * c.shard + i;
+      c.expected.push_back(e < c.numel ? sum[e] : 0.0f);
+    }
+    cases.push_back(c);
+  }
+  {
+    GroupCase c{AllReduce, group, ++id, 7, 0, {}, {}};
+    c.input = rankInput(rank, c.id, c.numel);
+    c.expected = memberSum(members, c.id, c.numel);
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+/// Bytes the ledger counts for `c` in `dtype` over a group of W ranks.
+int64_t groupCaseBytes(const GroupCase &c, int64_t W, int32_t dtype) {
+  return zrt_traffic_elements((zrt_collective)c.kind, c.numel, c.shard, W) *
+         elementSize(dtype);
+}
+
+int64_t startGroupCase(zrt_context *ctx, int32_t dtype, const GroupCase &c,
+                       BufferTensor &in, BufferTensor &out) {
+  switch (c.kind) {
+  case AllGather:
+    return zrt_all_gather_start(ctx, c.group, dtype, in.data(), out.data(),
+                                c.numel, c.shard, "group case");
+  case ReduceScatter:
+    return zrt_reduce_scatter_start(ctx, c.group, dtype, in.data(), out.data(),
+                                    c.numel, c.shard, "group case");
+  default:
+    return zrt_all_reduce_start(ctx, c.group, dtype, in.data(), out.data(),
+                                c.numel, "group case");
+  }
+}
+
+void runBlockingGroupCase(zrt_context *ctx, int32_t dtype, const GroupCase &c,
+                          BufferTensor &in, BufferTensor &out) {
+  if (c.kind == AllGather)
+    zrt_all_gather(ctx, c.group, dtype, in.data(), out.data(), c.numel, c.shard,
+                   "group case");
+  else if (c.kind == ReduceScatter)
+    zrt_reduce_scatter(ctx, c.group, dtype, in.data(), out.data(), c.numel,
+                       c.shard, "group case");
+  else
+    zrt_all_reduce(ctx, c.group, dtype, in.data(), out.data(), c.numel,
+                   "group case");
+}
+
+/// "over the shard group (2 ranks)".
+std::string overGroup(int32_t group, int64_t size) {
+  return std::string("over the ") + groupName(group) + " group (" +
+         std::to_string(size) + (size == 1 ? " rank)" : " ranks)");
+}
+
+/// Every case over every group in `dtype` on one context: blocking, then
+/// the shard and replica cases started together and waited in reverse;
+/// then the bytes and calls counted per group and per kind.
+void checkGroupDtype(Checker &check, const BufferAdapter &memory,
+                     int64_t shardGroupSize, int32_t dtype) {
+  zrt_context *ctx = memory.makeContext(shardGroupSize);
+  const int rank = ctx->rank, W = ctx->worldSize;
+  const std::string type = dtypeName(dtype);
+  std::array<int64_t, ZRT_NUM_GROUPS> bytes{}, calls{};
+  std::array<int64_t, NumCollectiveKinds> kindBytes{};
+  std::vector<GroupCase> started;
+  for (int32_t group = 0; group < ZRT_NUM_GROUPS; ++group) {
+    std::vector<int> members = groupMembers(rank, W, shardGroupSize, group);
+    const int64_t size = members.size();
+    const CommGroup &g = ctx->groups[group];
+    int64_t me =
+        std::find(members.begin(), members.end(), rank) - members.begin();
+    check.expectTrue(std::string("groups: the ") + groupName(group) +
+                         " group has this rank's ranks and place (" + type +
+                         " context)",
+                     g.size == size && g.rank == me);
+    for (const GroupCase &c : groupCases(rank, members, group)) {
+      BufferTensor in(memory, ctx, dtype, c.input),
+          out(memory, ctx, dtype, (int64_t)c.expected.size() + 1);
+      runBlockingGroupCase(ctx, dtype, c, in, out);
+      std::vector<float> got = out.values();
+      // One element past the output: a collective must not write it.
+      bool ok = std::isnan(got.back());
+      got.pop_back();
+      ok &= got == representable(c.expected, dtype);
+      check.expectTrue(std::string(collectiveName(c.kind)) + " " + type + " " +
+                           overGroup(group, size) + " of random data",
+                       ok);
+      bytes[group] += groupCaseBytes(c, size, dtype);
+      kindBytes[c.kind] += groupCaseBytes(c, size, dtype);
+      calls[group] += 1;
+      if (group != ZRT_GROUP_WORLD)
+        started.push_back(c);
+    }
+  }
+  // The shard and replica cases started back to back (mixed groups in
+  // flight at once on one communication thread or stream), waited in
+  // reverse.
+  bool asyncOk = true;
+  {
+    std::vector<std::unique_ptr<BufferTensor>> ins, outs;
+    std::vector<int64_t> handles;
+    for (const GroupCase &c : started) {
+      ins.push_back(
+          std::make_unique<BufferTensor>(memory, ctx, dtype, c.input));
+      outs.push_back(std::make_unique<BufferTensor>(
+          memory, ctx, dtype, (int64_t)c.expected.size()));
+      handles.push_back(
+          startGroupCase(ctx, dtype, c, *ins.back(), *outs.back()));
+      int64_t size = groupMembers(rank, W, shardGroupSize, c.group).size();
+      bytes[c.group] += groupCaseBytes(c, size, dtype);
+      kindBytes[c.kind] += groupCaseBytes(c, size, dtype);
+      calls[c.group] += 1;
+    }
+    for (size_t i = handles.size(); i-- > 0;)
+      zrt_wait(ctx, handles[i]);
+    for (size_t i = 0; i < started.size(); ++i)
+      asyncOk &= outs[i]->values() == representable(started[i].expected, dtype);
+  }
+  check.expectTrue("groups: " + type +
+                       " shard and replica collectives "
+                       "started together, waited in reverse, equal the sums",
+                   asyncOk);
+  const CollectiveCounters &c = ctx->collectives;
+  char detail[200];
+  std::snprintf(detail, sizeof(detail),
+                "got %lld/%lld/%lld bytes in %lld/%lld/%lld calls, expected "
+                "%lld/%lld/%lld in %lld/%lld/%lld",
+                (long long)c.groupBytes[0], (long long)c.groupBytes[1],
+                (long long)c.groupBytes[2], (long long)c.groupCalls[0],
+                (long long)c.groupCalls[1], (long long)c.groupCalls[2],
+                (long long)bytes[0], (long long)bytes[1], (long long)bytes[2],
+                (long long)calls[0], (long long)calls[1], (long long)calls[2]);
+  check.expectTrue("groups: " + type +
+                       " bytes and calls per group (the "
+                       "group's size as W)",
+                   c.groupBytes == bytes && c.groupCalls == calls, detail);
+  check.expectTrue("groups: " + type +
+                       " bytes per kind are the groups' "
+                       "summed",
+                   c.bytes == kindBytes);
+  destroyContext(ctx);
+}
+
 } // namespace
+
+void prepareShardGroups(zrt_context *ctx, int64_t shardGroupSize) {
+  if (shardGroupSize == 0)
+    return;
+  // A stage-3 classifier of one row per rank and no arguments: all that
+  // validateProgram needs to check the groups.
+  zrt_declare_program(ctx, ZRT_ABI_VERSION, ctx->worldSize, 3,
+                      ZRT_TASK_CLASSIFY, ctx->worldSize, 1, 1, 2);
+  zrt_declare_shard_groups(ctx, shardGroupSize);
+  std::string error = validateProgram(ctx);
+  if (!error.empty())
+    fatal("%s", error.c_str());
+  formShardGroups(ctx);
+}
+
+std::vector<int> groupMembers(int rank, int worldSize, int64_t shardGroupSize,
+                              int32_t group) {
+  int g = shardGroupSize > 0 ? (int)shardGroupSize : worldSize;
+  std::vector<int> members;
+  if (group == ZRT_GROUP_WORLD || (group == ZRT_GROUP_SHARD && g == worldSize))
+    for (int r = 0; r < worldSize; ++r)
+      members.push_back(r);
+  else if (group == ZRT_GROUP_SHARD)
+    for (int r = rank / g * g; r < rank / g * g + g; ++r)
+      members.push_back(r);
+  else if (shardGroupSize == 0)
+    members.push_back(rank);
+  else
+    for (int r = rank % g; r < worldSize; r += g)
+      members.push_back(r);
+  return members;
+}
+
+void runGroupCases(Checker &check, const BufferAdapter &memory,
+                   int64_t shardGroupSize) {
+  int worldSize;
+  ZRT_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &worldSize));
+  if (check.rank() == 0)
+    std::printf("world size %d, shard groups of %lld\n", worldSize,
+                (long long)(shardGroupSize ? shardGroupSize : worldSize));
+  for (int32_t dtype : kDtypes)
+    checkGroupDtype(check, memory, shardGroupSize, dtype);
+}
 
 void runCollectiveCases(Checker &check, const BufferAdapter &memory) {
   int worldSize;

@@ -32,9 +32,10 @@ class BufferAdapter {
 public:
   virtual ~BufferAdapter() = default;
 
-  /// A context on MPI_COMM_WORLD ready for collectives; destroyContext
-  /// releases it.
-  virtual zrt_context *makeContext() const = 0;
+  /// A context on MPI_COMM_WORLD ready for collectives, with the groups of
+  /// a program that declares shard groups of `shardGroupSize` ranks (0:
+  /// none; see prepareShardGroups); destroyContext releases it.
+  virtual zrt_context *makeContext(int64_t shardGroupSize = 0) const = 0;
   virtual void *allocate(zrt_context *ctx, int64_t bytes) const = 0;
   virtual void release(zrt_context *ctx, void *ptr) const = 0;
   /// Copies `bytes` host bytes at `src` into the buffer `dst`.
@@ -79,6 +80,27 @@ private:
 /// shard_slice round trip and the counters in each dtype, bf16's rounding
 /// of pair sums, and the asynchronous forms waited in three orders.
 void runCollectiveCases(Checker &check, const BufferAdapter &memory);
+
+/// Declares on a fresh context (before a device backend attaches) a program
+/// of the world's size that shards over groups of `shardGroupSize` ranks
+/// (nothing when 0), validates it and forms its groups, as zrt_run does.
+void prepareShardGroups(zrt_context *ctx, int64_t shardGroupSize);
+
+/// The world ranks of `group` as this rank sees them, in the group's order:
+/// the world; the G consecutive ranks of its shard group; the ranks of its
+/// replica group (rank % G alike). Without shard groups (shardGroupSize 0)
+/// the shard group is the world and the replica group this rank alone.
+std::vector<int> groupMembers(int rank, int worldSize, int64_t shardGroupSize,
+                              int32_t group);
+
+/// Prints the world size and shard group size (rank 0), then checks the
+/// collectives over every zrt_group on contexts with shard groups of
+/// `shardGroupSize` (0: none): the groups' ranks and sizes; all_gather,
+/// reduce_scatter (padded) and all_reduce, blocking and started, in each
+/// dtype, on distinct random data of every rank against sums made here
+/// over the group's ranks; and the bytes counted per group.
+void runGroupCases(Checker &check, const BufferAdapter &memory,
+                   int64_t shardGroupSize);
 
 } // namespace zrt
 

@@ -13,6 +13,12 @@
 // all_gather, bit for bit against a sum made in rank order, including a NaN
 // sentinel from one rank and a sum that overflows at 3 ranks and more.
 //
+// `--groups=G` checks the collectives over each zrt_group on contexts whose
+// program declares shard groups of G ranks (0: none, the groups of a flat
+// program): the shared group cases of tests/collective_cases.h in f32 and
+// bf16, the same for ZRT_EXACT, bit for bit, then the ledger of the exact
+// context with its per-group lines.
+//
 // `--fault=bad-label` makes the last rank hit a bad label while the others
 // wait in an all-reduce (the job must abort, not hang); `--fault=mpi-error`
 // makes an MPI call fail so the check macro's report can be inspected, and
@@ -20,13 +26,15 @@
 // `--fault=double-wait` and `--fault=unknown-handle` misuse zrt_wait;
 // `--fault=never-wait` leaves a collective unwaited at teardown (a warning);
 // `--fault=diverge` has the ranks issue different collectives under
-// --check-collectives.
+// --check-collectives; `--fault=bad-group` passes a group that is no
+// zrt_group.
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
 #include "core/context.h"
 #include "core/exact.h"
+#include "core/ledger.h"
 #include "cpu/comm_queue.h"
 #include "tests/checker.h"
 #include "tests/collective_cases.h"
@@ -48,8 +56,10 @@ namespace {
 /// shared cases' tensors are plain host buffers on plain contexts.
 class HostBuffers final : public BufferAdapter {
 public:
-  zrt_context *makeContext() const override {
-    return createContext(MPI_COMM_WORLD);
+  zrt_context *makeContext(int64_t shardGroupSize) const override {
+    zrt_context *ctx = createContext(MPI_COMM_WORLD);
+    prepareShardGroups(ctx, shardGroupSize);
+    return ctx;
   }
   void *allocate(zrt_context *, int64_t bytes) const override {
     return std::malloc(bytes);
@@ -76,7 +86,8 @@ int runOverlap() {
   std::vector<float> x(n), y(n, -1.0f);
   for (int64_t i = 0; i < n; ++i)
     x[i] = ctx->rank + (float)(i % 5);
-  int64_t handle = zrt_all_reduce_start(ctx, ZRT_F32, x.data(), y.data(), n, "test");
+  int64_t handle = zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_F32, x.data(),
+                                        y.data(), n, "test");
   bool counted = ctx->collectives.bytes[AllReduce] == 2 * n * 4;
   const int64_t m = 128, iterations = 64;
   std::vector<float> a(m * m, 1.0f), b(m * m, 0.5f), c(m * m);
@@ -148,7 +159,8 @@ int runExact() {
   std::vector<Exact> x = allReduceInput(rank, W, n), y(n, 5);
   std::vector<Exact> expected = sumOverRanks(
       W, n, [&](int r) { return allReduceInput(r, W, n); });
-  zrt_all_reduce(ctx, ZRT_EXACT, x.data(), y.data(), n, "exact");
+  zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_EXACT, x.data(), y.data(), n,
+                 "exact");
   bool counted = ctx->collectives.bytes[AllReduce] == 2 * n * 16;
   check.expectTrue("all_reduce exact out of place == the exact sum over "
                    "ranks (bit-exact)",
@@ -159,8 +171,8 @@ int runExact() {
                        (y[1] == kExactNaN) == (W >= 3));
   check.expectTrue("all_reduce exact counted at 16 bytes an element",
                    counted);
-  int64_t handle =
-      zrt_all_reduce_start(ctx, ZRT_EXACT, x.data(), x.data(), n, "exact");
+  int64_t handle = zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_EXACT,
+                                        x.data(), x.data(), n, "exact");
   zrt_wait(ctx, handle);
   check.expectTrue("all_reduce_start exact in place == the blocking form",
                    x == expected);
@@ -175,8 +187,8 @@ int runExact() {
   std::vector<Exact> full = fullOf(rank), shard(s, 5);
   full.resize(numel);
   std::vector<Exact> sum = sumOverRanks(W, W * s, fullOf);
-  zrt_reduce_scatter(ctx, ZRT_EXACT, full.data(), shard.data(), numel, s,
-                     "exact");
+  zrt_reduce_scatter(ctx, ZRT_GROUP_WORLD, ZRT_EXACT, full.data(), shard.data(),
+                     numel, s, "exact");
   check.expectTrue("reduce_scatter exact numel 3W+1 (padded) == the exact "
                    "sum's shard (bit-exact)",
                    std::equal(shard.begin(), shard.end(),
@@ -185,8 +197,8 @@ int runExact() {
   // 5W - 2 elements: the padding of the last shard is dropped.
   const int64_t gathered = 5 * W - 2, g = shardNumel(gathered, W);
   std::vector<Exact> mine = exactValues(rank + 200, g), all(gathered + 1, 5);
-  zrt_all_gather(ctx, ZRT_EXACT, mine.data(), all.data(), gathered, g,
-                 "exact");
+  zrt_all_gather(ctx, ZRT_GROUP_WORLD, ZRT_EXACT, mine.data(), all.data(),
+                 gathered, g, "exact");
   bool gatherOk = all[gathered] == 5;
   for (int64_t e = 0; e < gathered; ++e)
     gatherOk &= all[e] == exactValues(int(e / g) + 200, g)[e % g];
@@ -197,14 +209,94 @@ int runExact() {
   return check.finish();
 }
 
+/// The exact collectives over every group of a context with shard groups of
+/// `shardGroupSize` (0: none), each bit for bit against the exact sum over
+/// the group's ranks: all_reduce (blocking, and started in place),
+/// reduce_scatter padded, all_gather padded. Then the context's ledger.
+void checkExactGroups(Checker &check, int64_t shardGroupSize) {
+  zrt_context *ctx = createContext(MPI_COMM_WORLD);
+  prepareShardGroups(ctx, shardGroupSize);
+  const int W = ctx->worldSize, rank = ctx->rank;
+  for (int32_t group = 0; group < ZRT_NUM_GROUPS; ++group) {
+    std::vector<int> members = groupMembers(rank, W, shardGroupSize, group);
+    const int64_t size = members.size();
+    const int64_t me =
+        std::find(members.begin(), members.end(), rank) - members.begin();
+    std::string over = std::string("over the ") + groupName(group) +
+                       " group (" + std::to_string(size) +
+                       (size == 1 ? " rank)" : " ranks)");
+    const int seed = 1000 * (group + 1);
+    const int64_t n = 300;
+    auto sumOfMembers = [&](int64_t count, auto input) {
+      std::vector<Exact> sum(count, 0);
+      for (int member : members) {
+        std::vector<Exact> x = input(member);
+        for (int64_t i = 0; i < count; ++i)
+          sum[i] = exactAdd(sum[i], x[i]);
+      }
+      return sum;
+    };
+    std::vector<Exact> x = exactValues(rank + seed, n), y(n, 5);
+    std::vector<Exact> expected =
+        sumOfMembers(n, [&](int r) { return exactValues(r + seed, n); });
+    zrt_all_reduce(ctx, group, ZRT_EXACT, x.data(), y.data(), n, "exact");
+    zrt_wait(ctx, zrt_all_reduce_start(ctx, group, ZRT_EXACT, x.data(),
+                                       x.data(), n, "exact"));
+    check.expectTrue("all_reduce exact " + over +
+                         ", blocking and started in "
+                         "place (bit-exact)",
+                     y == expected && x == expected);
+
+    const int64_t numel = 3 * size + 1, s = shardNumel(numel, size);
+    auto fullOf = [&](int r) {
+      std::vector<Exact> full = exactValues(r + seed + 100, numel);
+      full.resize(size * s, 0);
+      return full;
+    };
+    std::vector<Exact> full = fullOf(rank), shard(s, 5);
+    full.resize(numel);
+    std::vector<Exact> sum = sumOfMembers(size * s, fullOf);
+    zrt_reduce_scatter(ctx, group, ZRT_EXACT, full.data(), shard.data(), numel,
+                       s, "exact");
+    check.expectTrue(
+        "reduce_scatter exact " + over +
+            " numel 3W+1 (padded, "
+            "bit-exact)",
+        std::equal(shard.begin(), shard.end(), sum.begin() + me * s));
+
+    const int64_t gathered = 5 * size - 2, g = shardNumel(gathered, size);
+    std::vector<Exact> mine = exactValues(rank + seed + 200, g),
+                       all(gathered + 1, 5);
+    zrt_all_gather(ctx, group, ZRT_EXACT, mine.data(), all.data(), gathered, g,
+                   "exact");
+    bool gatherOk = all[gathered] == 5;
+    for (int64_t e = 0; e < gathered; ++e)
+      gatherOk &= all[e] == exactValues(members[e / g] + seed + 200, g)[e % g];
+    check.expectTrue("all_gather exact " + over +
+                         " numel 5W-2 (padding "
+                         "dropped, bit-exact)",
+                     gatherOk);
+  }
+  printLedger(ctx);
+  destroyContext(ctx);
+}
+
+int runGroups(int64_t shardGroupSize) {
+  Checker check(MPI_COMM_WORLD);
+  runGroupCases(check, HostBuffers(), shardGroupSize);
+  checkExactGroups(check, shardGroupSize);
+  return check.finish();
+}
+
 int runFault(zrt_context *ctx, const std::string &fault) {
   float one = 1;
   if (fault == "double-wait") {
-    int64_t handle = zrt_all_reduce_start(ctx, ZRT_F32, &one, &one, 1, "test");
+    int64_t handle = zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_F32, &one,
+                                          &one, 1, "test");
     zrt_wait(ctx, handle);
     zrt_wait(ctx, handle);
   } else if (fault == "unknown-handle") {
-    zrt_all_reduce(ctx, ZRT_F32, &one, &one, 1, nullptr);
+    zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_F32, &one, &one, 1, nullptr);
     zrt_wait(ctx, 42);
   } else if (fault == "comm-mpi-error") {
     // Through the queue's own interface: no zrt_* collective passes MPI a
@@ -218,22 +310,27 @@ int runFault(zrt_context *ctx, const std::string &fault) {
   } else if (fault == "never-wait") {
     // Static: destroyContext runs them (and warns) after this returns.
     static float values[2] = {1, 2};
-    zrt_all_reduce_start(ctx, ZRT_F32, &values[0], &values[0], 1, "test");
-    zrt_all_reduce_start(ctx, ZRT_F32, &values[1], &values[1], 1, "test");
+    zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_F32, &values[0], &values[0],
+                         1, "test");
+    zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_F32, &values[1], &values[1],
+                         1, "test");
     return 0;
   } else if (fault == "bad-label") {
     float logits[2 * 3] = {0}, loss = 0, sum = 1;
     int32_t labels[2] = {1, 7};
     if (ctx->rank == ctx->worldSize - 1)
       zrt_softmax_xent(ctx, ZRT_F32, logits, labels, &loss, 2, 3, 2.0f);
-    zrt_all_reduce(ctx, ZRT_F32, &sum, &sum, 1, "test");
+    zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_F32, &sum, &sum, 1, "test");
   } else if (fault == "diverge") {
     // Rank 0 reduces one element, the others two: with the check on, the
     // first difference is named before either runs.
     ctx->checkCollectives = true;
     float values[2] = {1, 2};
-    zrt_all_reduce(ctx, ZRT_F32, values, values, 1, "test");
-    zrt_all_reduce(ctx, ZRT_F32, values, values, ctx->rank == 0 ? 1 : 2, "test");
+    zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_F32, values, values, 1, "test");
+    zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_F32, values, values,
+                   ctx->rank == 0 ? 1 : 2, "test");
+  } else if (fault == "bad-group") {
+    zrt_all_reduce(ctx, ZRT_NUM_GROUPS, ZRT_F32, &one, &one, 1, "test");
   } else if (fault == "mpi-error") {
     float value = 0;
     ZRT_MPI_CHECK(MPI_Bcast(&value, -1, MPI_FLOAT, 0, ctx->comm));
@@ -258,6 +355,8 @@ int main(int argc, char **argv) {
     status = runOverlap();
   } else if (argc == 2 && std::strcmp(argv[1], "--exact") == 0) {
     status = runExact();
+  } else if (argc == 2 && std::strncmp(argv[1], "--groups=", 9) == 0) {
+    status = runGroups(std::atoll(argv[1] + 9));
   } else {
     Checker check(MPI_COMM_WORLD);
     runCollectiveCases(check, HostBuffers());

@@ -128,8 +128,8 @@ std::string verdict(const Declare &change, int worldSize = 1) {
 }
 
 void expectError(Checker &check, const std::string &name, const Declare &change,
-                 const std::string &expected) {
-  std::string error = verdict(change);
+                 const std::string &expected, int worldSize = 1) {
+  std::string error = verdict(change, worldSize);
   check.expectTrue("declarations: " + name,
                    error.find(expected) != std::string::npos,
                    "got '" + error + "'");
@@ -261,12 +261,110 @@ void checkDeclarations(Checker &check) {
       "sequences per micro-batch");
 }
 
+/// zrt_declare_shard_groups at world size 6: groups of 2 and 3 ranks are
+/// valid; a size that does not divide the world, 1, the world size itself,
+/// a second declaration and one before zrt_declare_program are refused.
+void checkShardGroupDeclarations(Checker &check) {
+  bool valid = true;
+  for (int64_t g : {2, 3})
+    valid &= verdict([g](zrt_context *c) { zrt_declare_shard_groups(c, g); }, 6)
+                 .empty();
+  check.expectTrue("declarations: shard groups of 2 and of 3 at world size 6 "
+                   "are valid",
+                   valid);
+  expectError(
+      check, "shard groups that do not divide the world size",
+      [](zrt_context *c) { zrt_declare_shard_groups(c, 4); },
+      "the program declares shard groups of 4 ranks, which do not divide the "
+      "world size 6",
+      6);
+  expectError(
+      check, "shard groups of 1 rank",
+      [](zrt_context *c) { zrt_declare_shard_groups(c, 1); },
+      "the program declares shard groups of 1 rank; a shard group has at "
+      "least 2 ranks (1 < G < world size 6)",
+      6);
+  expectError(
+      check, "shard groups of the whole world",
+      [](zrt_context *c) { zrt_declare_shard_groups(c, 6); },
+      "the program declares shard groups of 6 ranks, the whole world size; "
+      "hybrid sharding needs 1 < G < 6 (without shard groups the state is "
+      "sharded over every rank)",
+      6);
+  expectError(
+      check, "shard groups declared twice",
+      [](zrt_context *c) {
+        zrt_declare_shard_groups(c, 2);
+        zrt_declare_shard_groups(c, 3);
+      },
+      "the program declares its shard groups twice (shard groups of 2 and of "
+      "3 ranks)",
+      6);
+  zrt_context *ctx = createLocalContext(0, 6);
+  zrt_declare_shard_groups(ctx, 2);
+  declareMixed(ctx, 6, 3);
+  std::string error = validateProgram(ctx);
+  destroyContext(ctx);
+  check.expectTrue("declarations: shard groups before zrt_declare_program",
+                   error == "the program calls zrt_declare_shard_groups "
+                            "before zrt_declare_program",
+                   "got '" + error + "'");
+}
+
+/// Hybrid sharding: at world size 6 in shard groups of G (2, 3), every rank
+/// holds shard r % G of ceil(numel / G) elements of every sharded tensor,
+/// initialised as one rank initialises the whole tensor (so the replicas of
+/// a shard hold the same values), and zrt_shard_slice cuts the same shard.
+void checkShardGroupSlices(Checker &check) {
+  auto reference = initialTensors(1, 0);
+  bool slices = true, values = true, sliced = true;
+  for (int64_t g : {2, 3})
+    for (int rank = 0; rank < 6; ++rank) {
+      zrt_context *ctx = createLocalContext(rank, 6);
+      declareMixed(ctx, 6, 3);
+      zrt_declare_shard_groups(ctx, g);
+      slices &= validateProgram(ctx).empty();
+      std::vector<void *> buffers = allocateArgs(ctx);
+      initParams(ctx, buffers, 99);
+      for (size_t i = 0; i < ctx->args.size(); ++i) {
+        const ArgDesc &arg = ctx->args[i];
+        if (!arg.sharded)
+          continue;
+        int64_t s = (arg.numel() + g - 1) / g;
+        ArgSlice slice = argSlice(ctx, arg);
+        slices &= slice.first == (rank % g) * s && slice.count == s;
+        if (arg.role != ZRT_ROLE_MASTER || arg.dtype != ZRT_F32)
+          continue;
+        for (int64_t j = 0; j < s; ++j) {
+          int64_t e = slice.first + j;
+          float want = e < arg.numel() ? reference[i][e] : 0.0f;
+          values &= ((float *)buffers[i])[j] == want;
+        }
+        std::vector<float> shard(s, -1.0f);
+        zrt_shard_slice(ctx, ZRT_F32, reference[i].data(), shard.data(),
+                        arg.numel(), s);
+        for (int64_t j = 0; j < s; ++j)
+          sliced &= shard[j] == ((float *)buffers[i])[j];
+      }
+      destroyContext(ctx);
+    }
+  check.expectTrue("shard groups: rank r holds shard r % G of ceil(N / G) "
+                   "(G = 2, 3 at world size 6)",
+                   slices);
+  check.expectTrue("shard groups: every replica of a shard is initialised "
+                   "as the whole tensor",
+                   values);
+  check.expectTrue("shard groups: zrt_shard_slice cuts shard r % G", sliced);
+}
+
 } // namespace
 
 int main() {
   Checker check;
   checkDeclarations(check);
+  checkShardGroupDeclarations(check);
   checkInit(check);
+  checkShardGroupSlices(check);
   checkBf16(check);
   checkTokenFiles(check);
   checkJson(check);

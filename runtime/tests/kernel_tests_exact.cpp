@@ -302,12 +302,15 @@ void testFillAndLocalCollectives(zrt_context *ctx, Checker &check) {
   std::vector<Exact> x(n), y(n, 0), shard(n + 1, 7);
   for (int64_t i = 0; i < n; ++i)
     x[i] = ((Exact)i << 100) - 3 * i;
-  zrt_all_reduce(ctx, ZRT_EXACT, x.data(), y.data(), n, "exact");
+  zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_EXACT, x.data(), y.data(), n,
+                 "exact");
   bool ok = y == x;
-  zrt_reduce_scatter(ctx, ZRT_EXACT, x.data(), shard.data(), n, n, "exact");
+  zrt_reduce_scatter(ctx, ZRT_GROUP_WORLD, ZRT_EXACT, x.data(), shard.data(), n,
+                     n, "exact");
   ok &= std::equal(x.begin(), x.end(), shard.begin()) && shard[n] == 7;
   std::fill(y.begin(), y.end(), 0);
-  zrt_all_gather(ctx, ZRT_EXACT, x.data(), y.data(), n, n, "exact");
+  zrt_all_gather(ctx, ZRT_GROUP_WORLD, ZRT_EXACT, x.data(), y.data(), n, n,
+                 "exact");
   ok &= y == x;
   check.expectTrue("all_reduce, reduce_scatter, all_gather exact on one "
                    "rank copy 16-byte elements",

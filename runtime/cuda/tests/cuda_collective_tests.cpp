@@ -12,7 +12,9 @@
 // wait sees the collective's result (the wait orders the compute stream),
 // with tensors large enough (16M elements) that a missing dependency would
 // show. `--fault=double-wait` and `--fault=unknown-handle` misuse zrt_wait
-// and must stop the job with the CPU backend's messages.
+// and must stop the job with the CPU backend's messages. `--groups=G` runs
+// the group cases of zrt-collective-tests (shard groups of G ranks, 0:
+// none) over the NCCL communicators of each group.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,7 @@
 #include "tests/collective_cases.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -31,9 +34,11 @@ using namespace zrt;
 
 namespace {
 
-/// A context on this rank's GPU, as the driver makes it.
-zrt_context *gpuContext() {
+/// A context on this rank's GPU, as the driver makes it (shard groups
+/// formed first: the NCCL communicators are made from them).
+zrt_context *gpuContext(int64_t shardGroupSize = 0) {
   zrt_context *ctx = createContext(MPI_COMM_WORLD);
+  prepareShardGroups(ctx, shardGroupSize);
   std::string banner;
   std::string error = selectDevice(ctx, "cuda", banner);
   if (!error.empty())
@@ -45,7 +50,9 @@ zrt_context *gpuContext() {
 /// copies; reads wait for everything queued first.
 class DeviceBuffers final : public BufferAdapter {
 public:
-  zrt_context *makeContext() const override { return gpuContext(); }
+  zrt_context *makeContext(int64_t shardGroupSize) const override {
+    return gpuContext(shardGroupSize);
+  }
   void *allocate(zrt_context *ctx, int64_t bytes) const override {
     return zrt_alloc(ctx, bytes, ZRT_MEM_ACTIVATION);
   }
@@ -69,7 +76,7 @@ public:
 
 /// Stream ordering across kernels and collectives, on 16M elements.
 void testOrdering(Checker &check, const DeviceBuffers &device) {
-  zrt_context *ctx = device.makeContext();
+  zrt_context *ctx = device.makeContext(/*shardGroupSize=*/0);
   const int W = ctx->worldSize;
   const int64_t n = 16 << 20;
   bool startSeesKernel = true, kernelSeesWait = true;
@@ -80,8 +87,8 @@ void testOrdering(Checker &check, const DeviceBuffers &device) {
       float value = ctx->rank + 1.0f + round;
       // A kernel writes x; the all-reduce started at once must read that.
       zrt_fill(ctx, ZRT_F32, x.data(), n, value);
-      int64_t handle =
-          zrt_all_reduce_start(ctx, ZRT_F32, x.data(), y.data(), n, "test");
+      int64_t handle = zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_F32,
+                                            x.data(), y.data(), n, "test");
       zrt_wait(ctx, handle);
       // A kernel right after the wait must read the sum.
       zrt_add(ctx, ZRT_F32, y.data(), y.data(), z.data(), n);
@@ -105,16 +112,17 @@ void testOrdering(Checker &check, const DeviceBuffers &device) {
 }
 
 int runFault(const DeviceBuffers &device, const std::string &fault) {
-  zrt_context *ctx = device.makeContext();
+  zrt_context *ctx = device.makeContext(/*shardGroupSize=*/0);
   {
     BufferTensor one(device, ctx, ZRT_F32, std::vector<float>{1.0f});
     if (fault == "double-wait") {
-      int64_t handle =
-          zrt_all_reduce_start(ctx, ZRT_F32, one.data(), one.data(), 1, "test");
+      int64_t handle = zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, ZRT_F32,
+                                            one.data(), one.data(), 1, "test");
       zrt_wait(ctx, handle);
       zrt_wait(ctx, handle);
     } else if (fault == "unknown-handle") {
-      zrt_all_reduce(ctx, ZRT_F32, one.data(), one.data(), 1, "test");
+      zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_F32, one.data(), one.data(), 1,
+                     "test");
       zrt_wait(ctx, 42);
     } else {
       std::fprintf(stderr, "unknown fault '%s'\n", fault.c_str());
@@ -134,6 +142,11 @@ int main(int argc, char **argv) {
   int status;
   if (argc == 2 && std::strncmp(argv[1], "--fault=", 8) == 0) {
     status = runFault(device, argv[1] + 8);
+  } else if (argc == 2 && std::strncmp(argv[1], "--groups=", 9) == 0) {
+    // The group cases over NCCL communicators split per group.
+    Checker check(MPI_COMM_WORLD);
+    runGroupCases(check, device, std::atoll(argv[1] + 9));
+    status = check.finish();
   } else {
     Checker check(MPI_COMM_WORLD);
     runCollectiveCases(check, device);

@@ -36,7 +36,8 @@ to float summation order (relative 1e-5 is generous; observed ~1e-7).
                     [--run-args ARGS] -- COMPILE-ARGS...
       As unchanged, for FLAGS that change the order of the sums (for
       example `--shard-group-size=2`): the losses with FLAGS equal those
-      without within 1e-5 relative at every step, and fall.
+      without within --tolerance (default 1e-5) relative at every step,
+      and fall.
 
   zero_e2e.py ledger --out DIR --mpirun CMD [--combos S:W,...] [--steps N]
                      [--mlp-hidden-layers=L] [--mlp-width=H]
@@ -349,11 +350,11 @@ def close(options, compile_args):
             continue
         want, got = runs
         worst = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(got, want))
-        if not worst <= TOLERANCE:  # also NaN
+        if not worst <= options.tolerance:  # also NaN
             fail(f"stage {stage} world size {world}: the losses with "
                  f"{options.with_flags} differ from those without by "
-                 f"{worst:.3g} relative (> {TOLERANCE:g}): {got} against "
-                 f"{want}")
+                 f"{worst:.3g} relative (> {options.tolerance:g}): {got} "
+                 f"against {want}")
             continue
         if not check_falls(stage, world, got):
             continue
@@ -507,6 +508,8 @@ def main():
                         help="unchanged, close: the zero-opt flags that "
                              "must not change the training "
                              "(\"--recompute=blocks\")")
+    parser.add_argument("--tolerance", type=float, default=TOLERANCE,
+                        help="close: the relative difference allowed")
     parser.add_argument("--mlp-hidden-layers", type=int, default=2)
     parser.add_argument("--mlp-width", type=int, default=50)
     parser.add_argument("--mlp-features", type=int, default=20)

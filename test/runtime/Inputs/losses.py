@@ -10,6 +10,10 @@
   losses.py close TOL OUT OUT... the same within a relative TOL: runs on
                                  different backends (a GPU's GEMMs may use
                                  TF32, its reductions another order)
+  losses.py resumed FULL OUT...  each OUT, a run resumed from a checkpoint
+                                 (its step lines start after step 1), has
+                                 the losses of FULL's same steps within a
+                                 relative 1e-5
 """
 import re
 import sys
@@ -29,6 +33,37 @@ def read_losses(path):
     if not losses:
         sys.exit(f"{path}: no step lines")
     return losses
+
+
+def read_resumed(path):
+    """{step: loss} of a run whose step lines are consecutive from any step."""
+    losses = {}
+    with open(path) as f:
+        for line in f:
+            match = STEP.match(line.strip())
+            if match:
+                step = int(match.group(1))
+                if losses and step != max(losses) + 1:
+                    sys.exit(f"{path}: step {step} out of order")
+                losses[step] = float(match.group(2))
+    if not losses:
+        sys.exit(f"{path}: no step lines")
+    return losses
+
+
+def resumed(full_path, paths, tolerance=1e-5):
+    full = dict(enumerate(read_losses(full_path), start=1))
+    for path in paths:
+        losses = read_resumed(path)
+        missing = [step for step in losses if step not in full]
+        if missing:
+            sys.exit(f"{path}: step {missing[0]}, which {full_path} does not have")
+        worst = max(abs(losses[s] - full[s]) / max(abs(full[s]), 1e-6) for s in losses)
+        print(f"resumed losses agree: steps {min(losses)} to {max(losses)}, "
+              f"max relative difference {worst:.2g}")
+        if not worst <= tolerance:
+            sys.exit(f"error: {path} differs from {full_path} by {worst:.3g} "
+                     f"(tolerance {tolerance})")
 
 
 def falls(path):
@@ -62,5 +97,7 @@ if __name__ == "__main__":
         same(sys.argv[2:])
     elif len(sys.argv) >= 5 and sys.argv[1] == "close":
         same(sys.argv[3:], float(sys.argv[2]))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "resumed":
+        resumed(sys.argv[2], sys.argv[3:])
     else:
         sys.exit(__doc__)
