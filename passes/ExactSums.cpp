@@ -95,11 +95,15 @@ struct ExactSumsPass : zero::impl::ExactSumsBase<ExactSumsPass> {
       });
       for (Operation *reduction : reductions) {
         OpBuilder b(reduction);
-        reduction->setOperand(
-            0, toExact(b, reduction->getLoc(), reduction->getOperand(0)));
+        reduction->setOperand(0, exactOperand(b, reduction));
         reduceExactly(reduction);
         ++numExactReductions;
       }
+      // The conversions that a second reduction of a chain made dead.
+      func.walk([](nn::FromExactOp converted) {
+        if (converted->use_empty())
+          converted.erase();
+      });
       updateFunctionType(func);
     }
     module->setAttr(kDeterministicAttrName,
@@ -107,6 +111,17 @@ struct ExactSumsPass : zero::impl::ExactSumsBase<ExactSumsPass> {
   }
 
   func::FuncOp step, apply;
+
+  /// The exact value `reduction` sums: its input converted, or, where the
+  /// input is an exact sum already converted to float (hybrid sharding's
+  /// all-reduce across the replicas of a shard the group summed), that sum
+  /// itself, so that the chain is rounded once, at its end.
+  static Value exactOperand(OpBuilder &b, Operation *reduction) {
+    Value input = reduction->getOperand(0);
+    if (auto converted = input.getDefiningOp<nn::FromExactOp>())
+      return converted.getInput();
+    return toExact(b, reduction->getLoc(), input);
+  }
 
   SmallVector<func::FuncOp, 2> functions() {
     SmallVector<func::FuncOp, 2> funcs{step};

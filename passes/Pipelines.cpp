@@ -32,9 +32,6 @@ std::string StageOptions::check() const {
   else if (hybridSharding() && stage == 0)
     os << "--shard-group-size shards the state of stages 1-3 within groups; "
           "--stage=0 shards nothing";
-  else if (hybridSharding() && deterministic)
-    os << "--deterministic and --shard-group-size do not go together yet: the "
-          "exact sums reduce over every rank at once";
   else if (gradAccum < 1)
     os << "--grad-accum must be at least 1, got " << gradAccum;
   else if (prefetch < -1 || maxLiveGatherBytes < 0)

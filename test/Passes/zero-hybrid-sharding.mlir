@@ -7,6 +7,7 @@
 // RUN: zero-opt %s --zero-split-batch=world-size=4 --nn-autodiff --zero-adamw --zero-placement="stage=1 shard-group-size=2" --zero-insert-collectives --zero-clip-grad-norm --zero-bucket-collectives=bucket-bytes=1000 | FileCheck %s --check-prefix=BUCKET
 // RUN: zero-opt %s --zero-split-batch="world-size=4 micro-batches=2" --nn-autodiff --zero-adamw --zero-placement="stage=3 shard-group-size=2" --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients="micro-batches=2 mode=sharded" | FileCheck %s --check-prefix=SHARDED
 // RUN: zero-opt %s --zero-split-batch="world-size=4 micro-batches=2" --nn-autodiff --zero-adamw --zero-placement="stage=3 shard-group-size=2" --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients="micro-batches=2 mode=local" | FileCheck %s --check-prefix=LOCAL
+// RUN: zero-opt %s --zero-split-batch="world-size=4 micro-batches=2" --nn-autodiff --zero-adamw --zero-placement="stage=3 shard-group-size=2" --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients="micro-batches=2 mode=local" --zero-exact-sums | FileCheck %s --check-prefix=EXACT
 // RUN: zero-opt %s --pass-pipeline="builtin.module(zero-stage-pipeline{stage=2 world-size=4 shard-group-size=2 prefetch=-1 stop-at-zrt=true})" | FileCheck %s --check-prefix=ZRT
 // RUN: zero-opt %s --pass-pipeline="builtin.module(zero-stage-pipeline{stage=2 world-size=4 shard-group-size=2 prefetch=-1 stop-at-zrt=true})" | zero-opt --zero-lower-zrt-to-calls --canonicalize | FileCheck %s --check-prefix=CALLS
 // RUN: zero-opt %s --pass-pipeline="builtin.module(zero-stage-pipeline{stage=2 world-size=4 shard-group-size=2 prefetch=-1 stop-at-zrt=true ranks-per-node=2 inter-node-bandwidth=0.5})" | FileCheck %s --check-prefix=NODES
@@ -70,6 +71,19 @@
 // LOCAL: func.func @train_apply
 // LOCAL: %[[RS:.*]] = zero.reduce_scatter %{{.*}} over @shard : tensor<3x5xf32> -> tensor<8xf32>
 // LOCAL-NEXT: zero.all_reduce %[[RS]] over @replica : tensor<8xf32>
+
+// --deterministic (zero-exact-sums) on the chain: the group reduce-scatters
+// the i128 accumulator and the replicas all-reduce the integer shard it
+// summed, converted to float once, at the end; the squared norm is summed
+// exactly over the group.
+// EXACT: func.func @train_apply
+// EXACT: %[[XRS:.*]] = zero.reduce_scatter %arg15 over @shard : tensor<3x5xi128> -> tensor<8xi128>
+// EXACT-NEXT: %[[XAR:.*]] = zero.all_reduce %[[XRS]] over @replica : tensor<8xi128>
+// EXACT-NEXT: %[[XG:.*]] = nn.from_exact %[[XAR]] : tensor<8xi128> -> tensor<8xf32>
+// EXACT: nn.sum_squares_exact %{{.*}}, %[[XG]] of "fc.weight"
+// EXACT: %[[XSQ:.*]] = zero.all_reduce %{{.*}} over @shard : tensor<i128>
+// EXACT-NEXT: nn.from_exact %[[XSQ]] : tensor<i128> -> tensor<f32>
+// EXACT: nn.adamw %arg2, %[[XG]],
 
 // The zrt program declares the groups and says over which each collective
 // runs (unprinted: every rank); sharded arguments are shards of 2.
