@@ -44,7 +44,8 @@ struct CheckMemoryLimitPass
          << kMemoryCategoryNames[largest] << " (" << ledger.peak[largest]
          << " bytes; peaks:";
     for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
-      diag << " " << kMemoryCategoryNames[c] << " " << ledger.peak[c];
+      if (!zrt_mem_category_is_host(c))
+        diag << " " << kMemoryCategoryNames[c] << " " << ledger.peak[c];
     diag << ") at ZeRO stage " << prediction->facts.stage << " on "
          << prediction->facts.worldSize << " rank(s)";
     signalPassFailure();

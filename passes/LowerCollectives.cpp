@@ -125,6 +125,28 @@ void StepPattern<LocalShardOp>::lower(LocalShardOp slice, Adaptor a,
   zrt::ShardSliceOp::create(b, slice.getLoc(), a.getInput(), shard);
 }
 
+/// Optimizer offload: the host's copy of a device value is host staging
+/// memory; a new parameter copied up lands where the device reads it, in
+/// place of the parameter (stages 0, 3) or in a shard that is gathered
+/// (stages 1, 2), as the optimizer's cast does without offload.
+template <>
+void StepPattern<ToHostOp>::lower(ToHostOp copy, Adaptor a,
+                                  OpBuilder &b) const {
+  Value dst = l.bufferFor(copy, MemCategory::HostStaging);
+  zrt::CopyToHostOp::create(b, copy.getLoc(), a.getInput(), dst);
+}
+
+template <>
+void StepPattern<ToDeviceOp>::lower(ToDeviceOp copy, Adaptor a,
+                                    OpBuilder &b) const {
+  bool gathered = llvm::all_of(copy->getUsers(), [](Operation *user) {
+    return isa<AllGatherOp, AllGatherStartOp>(user);
+  });
+  Value dst = l.bufferFor(copy, gathered ? MemCategory::Comm
+                                         : MemCategory::Param);
+  zrt::CopyToDeviceOp::create(b, copy.getLoc(), a.getInput(), dst);
+}
+
 template <>
 void StepPattern<AllGatherStartOp>::lower(AllGatherStartOp start,
                                           Adaptor a, OpBuilder &b) const {
@@ -200,5 +222,6 @@ void zero::populateShardingLoweringPatterns(RewritePatternSet &patterns,
                StepPattern<ReduceScatterStartOp>,
                StepPattern<AllReduceStartOp>, StepPattern<WaitOp>,
                StepPattern<ReleaseOp>, StepPattern<PackOp>,
-               StepPattern<UnpackOp>>(converter, lowering);
+               StepPattern<UnpackOp>, StepPattern<ToHostOp>,
+               StepPattern<ToDeviceOp>>(converter, lowering);
 }

@@ -315,8 +315,11 @@ void StepPattern<nn::CastOp>::lower(nn::CastOp castOp, Adaptor a,
                             })
                    ? MemCategory::Comm
                    : MemCategory::Param;
+  bool onHost = castOp->hasAttr(sharding::kHostAttrName);
+  if (onHost)
+    category = MemCategory::HostStaging;
   Value dst = l.bufferFor(castOp, category);
-  zrt::CastOp::create(b, castOp.getLoc(), a.getInput(), dst);
+  zrt::CastOp::create(b, castOp.getLoc(), a.getInput(), dst, onHost);
 }
 
 template <>
@@ -375,20 +378,22 @@ void StepPattern<nn::ClipCoefficientOp>::lower(nn::ClipCoefficientOp clip,
                                  a.getMaxNorm(), y);
 }
 
-/// AdamW updates the master and both moments in place.
+/// AdamW updates the master and both moments in place; on the host
+/// (optimizer offload) in host memory.
 template <>
 void StepPattern<nn::AdamWOp>::lower(nn::AdamWOp update, Adaptor a,
                                      OpBuilder &b) const {
-  Value p = l.bufferFor(update.getNewParam(), MemCategory::Optimizer,
-                        update.getParam());
-  Value m = l.bufferFor(update.getNewExpAvg(), MemCategory::Optimizer,
-                        update.getExpAvg());
-  Value v = l.bufferFor(update.getNewExpAvgSq(), MemCategory::Optimizer,
-                        update.getExpAvgSq());
+  bool onHost = update->hasAttr(sharding::kHostAttrName);
+  MemCategory category =
+      onHost ? MemCategory::HostStaging : MemCategory::Optimizer;
+  Value p = l.bufferFor(update.getNewParam(), category, update.getParam());
+  Value m = l.bufferFor(update.getNewExpAvg(), category, update.getExpAvg());
+  Value v =
+      l.bufferFor(update.getNewExpAvgSq(), category, update.getExpAvgSq());
   zrt::AdamWOp::create(b, update.getLoc(), a.getParam(), a.getGrad(),
                        a.getExpAvg(), a.getExpAvgSq(), p, m, v, a.getLr(),
                        a.getStep(), a.getBeta1(), a.getBeta2(), a.getEps(),
-                       a.getWeightDecay(), a.getGradScale());
+                       a.getWeightDecay(), a.getGradScale(), onHost);
 }
 } // namespace zero
 

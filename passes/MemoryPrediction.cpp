@@ -15,25 +15,36 @@ using namespace mlir;
 namespace zero {
 
 const char *const kMemoryCategoryNames[ZRT_MEM_NUM_CATEGORIES] = {
-    "param", "grad", "optimizer", "activation", "comm", "data"};
+    "param",     "grad", "optimizer",      "activation",
+    "comm",      "data", "host_optimizer", "host_staging"};
 const char *const kCollectiveKindNames[kNumCollectiveKinds] = {
     "all_gather", "reduce_scatter", "all_reduce"};
 const char *const kGroupNames[ZRT_NUM_GROUPS] = {"world", "shard", "replica"};
 
 void MemoryLedger::allocate(int32_t category, int64_t size) {
   current[category] += size;
-  currentTotal += size;
   peak[category] = std::max(peak[category], current[category]);
+  // The totals are the device's; host memory (--offload) has its own.
+  if (zrt_mem_category_is_host(category)) {
+    currentHost += size;
+    peakHost = std::max(peakHost, currentHost);
+    return;
+  }
+  currentTotal += size;
   peakTotal = std::max(peakTotal, currentTotal);
 }
 
 void MemoryLedger::release(int32_t category, int64_t size) {
   current[category] -= size;
-  currentTotal -= size;
+  (zrt_mem_category_is_host(category) ? currentHost : currentTotal) -= size;
 }
 
 int32_t MemoryLedger::largestCategory() const {
-  return int32_t(std::max_element(peak.begin(), peak.end()) - peak.begin());
+  int32_t largest = 0;
+  for (int32_t c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+    if (!zrt_mem_category_is_host(c) && peak[c] > peak[largest])
+      largest = c;
+  return largest;
 }
 
 namespace {
@@ -65,7 +76,8 @@ void replayDescribe(func::FuncOp describe, MemoryLedger &ledger,
           facts.shardGroupSize ? facts.shardGroupSize : facts.worldSize;
       int64_t count =
           arg.getSharded() ? sharding::shardSize(numel, shardCount) : numel;
-      ledger.allocate(zrt_role_category(int32_t(role)), count * size);
+      ledger.allocate(zrt_arg_category(int32_t(role), arg.getHost()),
+                      count * size);
       if (role == zrt::Role::Param) {
         facts.numParams += numel;
         facts.paramBytes = size;
@@ -96,6 +108,12 @@ void replayBody(func::FuncOp body, MemoryLedger &ledger,
           std::max(ledger.attentionStatistics,
                    zrt_cuda_attention_statistics_bytes(
                        batch, grad.getNumHeads(), seq));
+    } else if (auto copy = dyn_cast<zrt::CopyToHostOp>(op)) {
+      ledger.offloadBytes[0] += copy.getByteSize();
+      ledger.offloadCalls[0] += 1;
+    } else if (auto copy = dyn_cast<zrt::CopyToDeviceOp>(op)) {
+      ledger.offloadBytes[1] += copy.getByteSize();
+      ledger.offloadCalls[1] += 1;
     } else if (auto wait = dyn_cast<zrt::WaitOp>(op)) {
       ledger.release(ZRT_MEM_COMM, stagingOf.lookup(wait.getHandle()));
     } else if (auto collective = dyn_cast<zrt::CollectiveOpInterface>(op)) {

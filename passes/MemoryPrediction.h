@@ -35,7 +35,12 @@ extern const char *const kGroupNames[ZRT_NUM_GROUPS];
 /// Allocations and traffic of one rank, as the runtime's ledger counts them.
 struct MemoryLedger {
   std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> current{}, peak{};
+  /// The device's memory: every category but the host ones.
   int64_t currentTotal = 0, peakTotal = 0;
+  /// Host memory, for --offload=optimizer (ZRT_MEM_HOST_*).
+  int64_t currentHost = 0, peakHost = 0;
+  /// --offload's copies: [0] to the host, [1] to the device.
+  std::array<int64_t, 2> offloadBytes{}, offloadCalls{};
   std::array<int64_t, kNumCollectiveKinds> bytes{}, calls{}, elements{};
   /// The element sizes each kind moved (bit b: 2^b bytes), so the report
   /// can say that --reduce-dtype=fp32 moves 4-byte gradient elements.
@@ -48,7 +53,7 @@ struct MemoryLedger {
 
   void allocate(int32_t category, int64_t size);
   void release(int32_t category, int64_t size);
-  /// The category of the largest peak.
+  /// The device category of the largest peak.
   int32_t largestCategory() const;
 };
 

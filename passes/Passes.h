@@ -81,6 +81,14 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
                      "at every world size and stage; float32 only, local "
                      "accumulation, CPU backend"),
       llvm::cl::init(false)};
+  Option<std::string> offload{
+      *this, "offload",
+      llvm::cl::desc("ZeRO-Offload: optimizer keeps the float32 moments and "
+                     "master weights in host memory and runs AdamW on the "
+                     "host (each step copies the gradient shard down and "
+                     "the new parameter shard up); none (default) keeps "
+                     "everything in device memory"),
+      llvm::cl::value_desc("none|optimizer"), llvm::cl::init("none")};
   Option<int64_t> prefetch{
       *this, "prefetch",
       llvm::cl::desc("Overlap: all-gathers started ahead of their turn "

@@ -243,6 +243,25 @@ def ClipGradNorm : Pass<"zero-clip-grad-norm", "::mlir::ModuleOp"> {
                            "::zero::sharding::ZeroDialect"];
 }
 
+def OffloadOptimizer : Pass<"zero-offload-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Keeps the optimizer state in host memory and runs AdamW on the host";
+  let description = [{
+    ZeRO-Offload (`--offload=optimizer`). Input: the program after the
+    gradient reductions and the accumulation split (`@train_step`, and
+    `@train_apply` when it holds the updates). Output: the moments and
+    master weights placed `#zero.placement<..., in host>`; each `nn.adamw`
+    and the `nn.cast` of its new master to a bf16 parameter marked
+    `zero.host`; every device value an update reads copied down once with
+    `zero.to_host` (the gradient, an f32 parameter, the hyperparameters and
+    the clipping coefficient), and each new parameter the device reads
+    copied up with `zero.to_device`. The kernels and their order do not
+    change, so training is bit-identical; `zero-lower-to-runtime` gives the
+    host values the ledger's host categories.
+  }];
+  let dependentDialects = ["::zero::nn::NNDialect",
+                           "::zero::sharding::ZeroDialect"];
+}
+
 def AccumulateGradients : Pass<"zero-accumulate-gradients", "::mlir::ModuleOp"> {
   let summary = "Splits @train_step into a micro-step and an optimizer step";
   let description = [{

@@ -62,6 +62,9 @@ std::string StageOptions::check() const {
   else if (deterministic && accumulate == "sharded")
     os << "--deterministic adds each rank's own gradients exactly and "
           "reduces them once per step; it cannot take --accumulate=sharded";
+  else if (offload != "none" && offload != "optimizer")
+    os << "--offload=" << offload
+       << " is not something to offload; use none or optimizer";
   else if (reduceDtype != "bf16" && reduceDtype != "fp32")
     os << "--reduce-dtype=" << reduceDtype
        << " is not a reduction type; use bf16 or fp32";
@@ -174,6 +177,8 @@ void buildProgramPipeline(OpPassManager &pm, const StageOptions &options,
     pm.addPass(createFp32Reductions());
   if (options.deterministic)
     pm.addPass(createExactSums());
+  if (options.offload == "optimizer")
+    pm.addPass(createOffloadOptimizer());
   pm.addPass(createExtractEval());
   if (options.bucketBytes > 0)
     pm.addPass(createBucketCollectives({options.bucketBytes,

@@ -26,7 +26,9 @@
 // reserves one block per arena and places each zrt.alloc at its offset
 // (zrt_alloc_in_arena). The staging copies of padded
 // collectives are the runtime's own; they are planned apart (`zrt.staging_
-// bytes`), so that the report can state them, and not reserved.
+// bytes`), so that the report can state them, and not reserved. Host
+// buffers (--offload=optimizer) are not the device's memory to plan: they
+// stay the runtime's host allocations.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
@@ -143,6 +145,8 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     for (Operation &op : func.getBody().front()) {
       ++position;
       if (auto alloc = dyn_cast<zrt::AllocOp>(op)) {
+        if (zrt_mem_category_is_host(int32_t(alloc.getCategory())))
+          continue;
         byAlloc[alloc] = buffers.size();
         buffers.push_back({int32_t(alloc.getCategory()), alloc.getByteSize(),
                            position, ~0u, alloc, /*staging=*/false});

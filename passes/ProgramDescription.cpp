@@ -20,6 +20,7 @@ struct ArgDescription {
   zrt_role role = ZRT_ROLE_FEATURES;
   RankedTensorType type; // The whole tensor, even when sharded.
   bool sharded = false;
+  bool host = false; // In host memory (optimizer offload).
   zrt_init init = ZRT_INIT_ZEROS;
   float initScale = 0.0f;
 };
@@ -63,6 +64,7 @@ describeArgument(func::FuncOp func, unsigned index, StringRef passName) {
     desc.type = cast<RankedTensorType>(full.getValue());
   auto placement =
       func.getArgAttrOfType<PlacementAttr>(index, kPlacementAttrName);
+  desc.host = placement && placement.getMemory() == sharding::Memory::Host;
   desc.sharded = placement && placement.isSharded() &&
                  placement.getRole() != Role::Data;
   auto error = [&]() {
@@ -227,7 +229,7 @@ LogicalResult emitProgramDescription(func::FuncOp trainStep,
   for (auto [i, arg] : llvm::enumerate(args))
     zrt::DeclareArgOp::create(b, loc, i, arg.name,
                               static_cast<zrt::Role>(arg.role), arg.sharded,
-                              static_cast<zrt::Init>(arg.init),
+                              arg.host, static_cast<zrt::Init>(arg.init),
                               llvm::APFloat(arg.initScale), arg.type);
   func::ReturnOp::create(b, loc);
   return success();

@@ -305,19 +305,40 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
       printRecompute(l);
     os << "predicted peak memory per rank (bytes):\n";
     for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
-      os << llvm::formatv("  {0,-12} {1,16}\n", kMemoryCategoryNames[c], l.peak[c]);
+      if (!zrt_mem_category_is_host(c))
+        os << llvm::formatv("  {0,-12} {1,16}\n", kMemoryCategoryNames[c],
+                            l.peak[c]);
     os << llvm::formatv("  {0,-12} {1,16}\n", "total", l.peakTotal);
-    int64_t states =
-        l.peak[ZRT_MEM_PARAM] + l.peak[ZRT_MEM_GRAD] + l.peak[ZRT_MEM_OPTIMIZER];
+    // --offload=optimizer: the host's memory, apart from the device's.
+    if (l.peakHost) {
+      os << "  in host memory (--offload=optimizer; not in the total):\n";
+      for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+        if (zrt_mem_category_is_host(c))
+          os << llvm::formatv("  {0,-14} {1,14}\n", kMemoryCategoryNames[c],
+                              l.peak[c]);
+      os << llvm::formatv("  {0,-14} {1,14}\n", "host total", l.peakHost);
+      os << llvm::formatv("  offload copies per step: to host {0} bytes in "
+                          "{1} calls, to device {2} bytes in {3} calls\n",
+                          l.offloadBytes[0], l.offloadCalls[0],
+                          l.offloadBytes[1], l.offloadCalls[1]);
+    }
+    // The states wherever they live: offload moves them, the formula
+    // counts them.
+    int64_t states = l.peak[ZRT_MEM_PARAM] + l.peak[ZRT_MEM_GRAD] +
+                     l.peak[ZRT_MEM_OPTIMIZER] +
+                     l.peak[ZRT_MEM_HOST_OPTIMIZER];
     auto [memText, memValue] = memoryFormula(m);
-    os << llvm::formatv("  model states (param + grad + optimizer) {0}; ZeRO "
-                        "formula {1} = {2:F0}\n",
-                        states, memText, memValue);
+    os << llvm::formatv("  model states (param + grad + optimizer{0}) {1}; "
+                        "ZeRO formula {2} = {3:F0}\n",
+                        l.peakHost ? " + host_optimizer" : "", states, memText,
+                        memValue);
     if (a.planned) {
       os << "planned arenas per rank (bytes; arguments + temporaries at "
             "their planned offsets, reserved by the runtime):\n";
       int64_t total = 0;
       for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c) {
+        if (zrt_mem_category_is_host(c))
+          continue; // The host allocator's, not an arena.
         int64_t bytes = a.persistent[c] + a.transient[c];
         total += bytes;
         os << llvm::formatv("  {0,-12} {1,16} = {2} + {3}\n",
@@ -393,11 +414,19 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     llvm::json::Object memory, traffic, calls, elementBytes, arenas;
     if (a.planned)
       for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
-        arenas[kMemoryCategoryNames[c]] = llvm::json::Object{
-            {"arguments", a.persistent[c]}, {"temporaries", a.transient[c]}};
+        if (!zrt_mem_category_is_host(c))
+          arenas[kMemoryCategoryNames[c]] = llvm::json::Object{
+              {"arguments", a.persistent[c]},
+              {"temporaries", a.transient[c]}};
     for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
       memory[kMemoryCategoryNames[c]] = l.peak[c];
     memory["total"] = l.peakTotal;
+    memory["host_total"] = l.peakHost;
+    llvm::json::Object offload{
+        {"to_host_bytes", l.offloadBytes[0]},
+        {"to_host_calls", l.offloadCalls[0]},
+        {"to_device_bytes", l.offloadBytes[1]},
+        {"to_device_calls", l.offloadCalls[1]}};
     llvm::json::Object groups;
     if (m.shardGroupSize)
       for (int g = 0; g < ZRT_NUM_GROUPS; ++g)
@@ -436,6 +465,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
          m.shardGroupSize ? llvm::json::Value(std::move(groups))
                           : llvm::json::Value(nullptr)},
         {"collective_element_bytes", std::move(elementBytes)},
+        {"offload_copies_per_step", std::move(offload)},
         {"gradient_reductions_per_step", m.gradientReductions},
         {"schedule", std::move(schedule)},
         {"recompute", recomputeJson()},

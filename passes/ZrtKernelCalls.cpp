@@ -207,12 +207,21 @@ std::optional<LogicalResult> lowerKernelCall(CallEmitter &emit, Operation *op) {
       .Case([&](AdamWOp u) {
         Value scale =
             u.getGradScale() ? p(u.getGradScale()) : emit.rt.nullPtr(loc);
-        ZRT_CALL(zrt_adamw, dtype(u.getGrad()), p(u.getParam()),
-                 p(u.getGrad()), p(u.getExpAvg()), p(u.getExpAvgSq()),
-                 p(u.getNewParam()), p(u.getNewExpAvg()),
-                 p(u.getNewExpAvgSq()), numel(u.getParam()), p(u.getLr()),
-                 p(u.getStep()), scale, p(u.getBeta1()), p(u.getBeta2()),
-                 p(u.getEps()), p(u.getWeightDecay()));
+        // The same arguments on the host (optimizer offload).
+        if (u.getOnHost())
+          ZRT_CALL(zrt_host_adamw, dtype(u.getGrad()), p(u.getParam()),
+                   p(u.getGrad()), p(u.getExpAvg()), p(u.getExpAvgSq()),
+                   p(u.getNewParam()), p(u.getNewExpAvg()),
+                   p(u.getNewExpAvgSq()), numel(u.getParam()), p(u.getLr()),
+                   p(u.getStep()), scale, p(u.getBeta1()), p(u.getBeta2()),
+                   p(u.getEps()), p(u.getWeightDecay()));
+        else
+          ZRT_CALL(zrt_adamw, dtype(u.getGrad()), p(u.getParam()),
+                   p(u.getGrad()), p(u.getExpAvg()), p(u.getExpAvgSq()),
+                   p(u.getNewParam()), p(u.getNewExpAvg()),
+                   p(u.getNewExpAvgSq()), numel(u.getParam()), p(u.getLr()),
+                   p(u.getStep()), scale, p(u.getBeta1()), p(u.getBeta2()),
+                   p(u.getEps()), p(u.getWeightDecay()));
         return Result(success());
       })
       .Default([](Operation *) { return std::nullopt; });

@@ -74,6 +74,8 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
                  I32{int32_t(type.getRank())}, dims[0], dims[1], dims[2],
                  dims[3], flag(d.getSharded()), I32{int32_t(d.getInit())},
                  f32(d.getInitScale()));
+        if (d.getHost())
+          ZRT_CALL(zrt_declare_host_arg, I64{int64_t(d.getIndex())});
         return success();
       })
       .Case([&](DeclareDeterministicOp d) {
@@ -133,8 +135,22 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
         return success();
       })
       .Case([&](CastOp c) {
-        ZRT_CALL(zrt_cast, dtype(c.getSrc()), dtype(c.getDst()), p(c.getSrc()),
-                 p(c.getDst()), numel(c.getDst()));
+        if (c.getOnHost())
+          ZRT_CALL(zrt_host_cast, dtype(c.getSrc()), dtype(c.getDst()),
+                   p(c.getSrc()), p(c.getDst()), numel(c.getDst()));
+        else
+          ZRT_CALL(zrt_cast, dtype(c.getSrc()), dtype(c.getDst()),
+                   p(c.getSrc()), p(c.getDst()), numel(c.getDst()));
+        return success();
+      })
+      .Case([&](CopyToHostOp copy) {
+        ZRT_CALL(zrt_copy_to_host, p(copy.getSrc()), p(copy.getDst()),
+                 I64{zrt::getByteSize(copy.getDst())});
+        return success();
+      })
+      .Case([&](CopyToDeviceOp copy) {
+        ZRT_CALL(zrt_copy_to_device, p(copy.getSrc()), p(copy.getDst()),
+                 I64{zrt::getByteSize(copy.getDst())});
         return success();
       })
       .Case([&](ShardSliceOp s) {

@@ -7,6 +7,11 @@ include "mlir/IR/EnumAttr.td"
 include "dialects/zero/ZeroDialect.td"
 include "dialects/zero/ZeroEnums.td"
 
+// Optional in the assembly: absent means the device's memory.
+def Zero_MemoryParameter : EnumParameter<Zero_Memory> {
+  let defaultValue = "::zero::sharding::Memory::Device";
+}
+
 def Zero_PlacementAttr : AttrDef<Zero_Dialect, "Placement"> {
   let mnemonic = "placement";
   let summary = "the role of a training-state tensor and how it is spread";
@@ -22,11 +27,26 @@ def Zero_PlacementAttr : AttrDef<Zero_Dialect, "Placement"> {
     sharded over @shard>` is sharded along the mesh's shard axis and
     replicated along its replica axis (every `@shard` group holds all of
     it).
+
+    A tensor lives in the device's memory unless the placement says `in
+    host`: `zero-offload-optimizer` (`--offload=optimizer`) places the
+    moments and master weights `#zero.placement<moment, sharded in host>`,
+    and only ops that run on the host (`zero.host`) read them.
   }];
   let parameters = (ins EnumParameter<Zero_Role>:$role,
                         EnumParameter<Zero_Distribution>:$distribution,
-                        OptionalParameter<"::mlir::FlatSymbolRefAttr">:$group);
-  let assemblyFormat = "`<` $role `,` $distribution (`over` $group^)? `>`";
+                        OptionalParameter<"::mlir::FlatSymbolRefAttr">:$group,
+                        Zero_MemoryParameter:$memory);
+  let assemblyFormat =
+      "`<` $role `,` $distribution (`over` $group^)? (`in` $memory^)? `>`";
+  let builders = [
+    AttrBuilder<(ins "::zero::sharding::Role":$role,
+                     "::zero::sharding::Distribution":$distribution,
+                     CArg<"::mlir::FlatSymbolRefAttr", "{}">:$group), [{
+      return $_get($_ctxt, role, distribution, group,
+                   ::zero::sharding::Memory::Device);
+    }]>
+  ];
   let extraClassDeclaration = [{
     bool isSharded() const {
       return getDistribution() == ::zero::sharding::Distribution::Sharded;

@@ -32,6 +32,32 @@ void ZeroDialect::initialize() {
       >();
 }
 
+/// `zero.host` marks an op that runs on the host: zero-offload-optimizer's
+/// AdamW updates and the casts of their new masters, which read host memory
+/// only.
+LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  // The other zero.* attributes of ops (on functions and the module) are
+  // read by the passes that set them.
+  if (attr.getName() != kHostAttrName)
+    return success();
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitError() << "'" << kHostAttrName
+                           << "' must be a unit attribute";
+  // By name: the zero dialect does not depend on nn.
+  StringRef opName = op->getName().getStringRef();
+  if (opName != "nn.adamw" && opName != "nn.cast")
+    return op->emitOpError() << "runs on the host ('" << kHostAttrName
+                             << "'), which only nn.adamw and nn.cast can";
+  for (OpOperand &operand : op->getOpOperands())
+    if (!isInHostMemory(operand.get()))
+      return op->emitOpError()
+             << "runs on the host ('" << kHostAttrName << "') but operand #"
+             << operand.getOperandNumber()
+             << " is in device memory; copy it with zero.to_host";
+  return success();
+}
+
 /// Checks the argument attributes of the dialect: `zero.placement` holds a
 /// #zero.placement, and `zero.unsharded_type` (on a sharded argument) is the
 /// whole tensor whose shard over the ranks of the module's zero.group the

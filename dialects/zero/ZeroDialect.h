@@ -55,6 +55,14 @@ GroupOp getDataParallelGroup(mlir::ModuleOp module);
 /// else @dp (null before zero-split-batch).
 GroupOp getShardingGroup(mlir::ModuleOp module);
 
+/// Attribute of an op that runs on the host (zero-offload-optimizer's
+/// nn.adamw and nn.cast): it reads and writes host memory only.
+inline constexpr llvm::StringLiteral kHostAttrName = "zero.host";
+
+/// Whether `value` lives in host memory: the result of zero.to_host or of
+/// an op that runs on the host, or an argument placed `in host`.
+bool isInHostMemory(mlir::Value value);
+
 /// Elements of one rank's shard of a tensor of `numElements` elements.
 /// Rounded up without adding first: the verifiers call it on any tensor the
 /// input declares, up to INT64_MAX elements.

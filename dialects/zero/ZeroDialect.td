@@ -30,6 +30,7 @@ def Zero_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
 }
 
 #endif // ZERO_ZERO_DIALECT

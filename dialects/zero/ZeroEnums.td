@@ -23,6 +23,15 @@ def Zero_Distribution : I32EnumAttr<"Distribution",
   let genSpecializedAttr = 0;
 }
 
+// Where a tensor lives: the device's memory, or host memory (the optimizer
+// state of --offload=optimizer).
+def Zero_Memory : I32EnumAttr<"Memory", "the memory a tensor lives in", [
+    I32EnumAttrCase<"Device", 0, "device">,
+    I32EnumAttrCase<"Host", 1, "host">]> {
+  let cppNamespace = "::zero::sharding";
+  let genSpecializedAttr = 0;
+}
+
 // The two axes of a hybrid-sharding mesh (--shard-group-size): a zero.group
 // with an axis is a subgroup of the data-parallel group.
 def Zero_MeshAxis : I32EnumAttr<"MeshAxis",

@@ -1,5 +1,6 @@
 //===- ZeroOps.cpp - verifiers and interfaces of the zero ops -------------===//
 #include "dialects/zero/ZeroDialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "zero/zrt.h"
 
 #include "mlir/IR/OpImplementation.h"
@@ -157,6 +158,31 @@ int64_t ReduceScatterStartOp::getTrafficElements() {
 }
 int64_t AllReduceStartOp::getTrafficElements() {
   return trafficOf(ZRT_ALL_REDUCE, getInput().getType(), getWorldSize());
+}
+
+bool zero::sharding::isInHostMemory(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto function =
+        dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    auto placement = function ? function.getArgAttrOfType<PlacementAttr>(
+                                    arg.getArgNumber(), kPlacementAttrName)
+                              : PlacementAttr();
+    return placement && placement.getMemory() == Memory::Host;
+  }
+  Operation *producer = value.getDefiningOp();
+  return isa<ToHostOp>(producer) || producer->hasAttr(kHostAttrName);
+}
+
+LogicalResult ToHostOp::verify() {
+  if (isInHostMemory(getInput()))
+    return emitOpError("(C1) the input is in host memory already");
+  return success();
+}
+
+LogicalResult ToDeviceOp::verify() {
+  if (!isInHostMemory(getInput()))
+    return emitOpError("(C1) the input is in device memory already");
+  return success();
 }
 
 LogicalResult ReleaseOp::verify() {

@@ -211,6 +211,51 @@ def Zero_ReleaseOp : Zero_Op<"release", [MemoryEffects<[MemFree]>]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Offload: the optimizer on the host
+//===----------------------------------------------------------------------===//
+
+def Zero_ToHostOp : Zero_Op<"to_host", [Pure, SameOperandsAndResultType]> {
+  let summary = "copies a tensor from device memory to host memory";
+  let description = [{
+    The copy that `zero-offload-optimizer` makes of each device value an
+    update on the host reads (a gradient, a parameter without a master, a
+    hyperparameter). Ops marked `zero.host` run on the host and read only
+    values in host memory: these copies, results of other host ops, and
+    arguments placed `in host`.
+
+    ```mlir
+    %g_host = zero.to_host %g : tensor<95xf32>
+    ```
+
+    Constraints:
+    - (C1) the input is in device memory.
+  }];
+  let arguments = (ins Zero_AnyTensor:$input);
+  let results = (outs Zero_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Zero_ToDeviceOp : Zero_Op<"to_device", [Pure, SameOperandsAndResultType]> {
+  let summary = "copies a tensor from host memory to device memory";
+  let description = [{
+    The copy of a new parameter that the host computed to where the device
+    reads it (the parameter's argument, or the gather of stages 1-2).
+
+    ```mlir
+    %p = zero.to_device %p_host : tensor<95xbf16>
+    ```
+
+    Constraints:
+    - (C1) the input is in host memory.
+  }];
+  let arguments = (ins Zero_AnyTensor:$input);
+  let results = (outs Zero_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Buckets: many tensors through one collective
 //===----------------------------------------------------------------------===//
 

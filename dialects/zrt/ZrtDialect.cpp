@@ -27,6 +27,8 @@ static_assert(int(MemCategory::Param) == ZRT_MEM_PARAM &&
               int(MemCategory::Activation) == ZRT_MEM_ACTIVATION &&
               int(MemCategory::Comm) == ZRT_MEM_COMM &&
               int(MemCategory::Data) == ZRT_MEM_DATA &&
+              int(MemCategory::HostOptimizer) == ZRT_MEM_HOST_OPTIMIZER &&
+              int(MemCategory::HostStaging) == ZRT_MEM_HOST_STAGING &&
               getMaxEnumValForMemCategory() + 1 == ZRT_MEM_NUM_CATEGORIES);
 static_assert(int(Role::Features) == ZRT_ROLE_FEATURES &&
               int(Role::Labels) == ZRT_ROLE_LABELS &&

@@ -18,7 +18,9 @@ def Zrt_MemCategory : I32EnumAttr<"MemCategory",
     I32EnumAttrCase<"Optimizer", 2, "optimizer">,
     I32EnumAttrCase<"Activation", 3, "activation">,
     I32EnumAttrCase<"Comm", 4, "comm">,
-    I32EnumAttrCase<"Data", 5, "data">]> {
+    I32EnumAttrCase<"Data", 5, "data">,
+    I32EnumAttrCase<"HostOptimizer", 6, "host_optimizer">,
+    I32EnumAttrCase<"HostStaging", 7, "host_staging">]> {
   let cppNamespace = "::zero::zrt";
 }
 

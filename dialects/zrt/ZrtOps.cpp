@@ -70,6 +70,36 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+/// A buffer zrt.alloc made is in host memory exactly when its category is
+/// a host one; an argument's memory is the description's to say.
+static LogicalResult verifyOffloadCopy(Operation *op, Value src, Value dst,
+                                       bool toHost) {
+  auto check = [&](Value buffer, bool wantHost,
+                   StringRef which) -> LogicalResult {
+    AllocOp alloc = getAllocation(buffer);
+    if (!alloc ||
+        bool(zrt_mem_category_is_host(int32_t(alloc.getCategory()))) ==
+            wantHost)
+      return success();
+    return op->emitOpError() << "expects " << which << " in "
+                             << (wantHost ? "host" : "device")
+                             << " memory, got a buffer of category '"
+                             << stringifyMemCategory(alloc.getCategory())
+                             << "'";
+  };
+  if (failed(check(src, !toHost, "the source")))
+    return failure();
+  return check(dst, toHost, "the destination");
+}
+
+LogicalResult CopyToHostOp::verify() {
+  return verifyOffloadCopy(*this, getSrc(), getDst(), /*toHost=*/true);
+}
+
+LogicalResult CopyToDeviceOp::verify() {
+  return verifyOffloadCopy(*this, getSrc(), getDst(), /*toHost=*/false);
+}
+
 LogicalResult CopyOp::verify() {
   int64_t bytes = getBytes(), srcOffset = getSrcOffset(),
           dstOffset = getDstOffset();

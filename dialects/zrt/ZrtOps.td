@@ -144,13 +144,16 @@ def Zrt_DeclareArgOp : Zrt_Op<"declare_arg"> {
     ```mlir
     zrt.declare_arg 2 "fc.weight" param sharded init uniform 0.57735 : tensor<3x5xf32>
     ```
+
+    `host` (optimizer offload; moments and masters only): the buffer is in
+    host memory, `zrt_declare_host_arg`.
   }];
   let arguments = (ins I64Attr:$index, StrAttr:$name, Zrt_Role:$role,
-                       UnitAttr:$sharded, Zrt_Init:$init, F32Attr:$init_scale,
-                       TypeAttrOf<AnyRankedTensor>:$type);
+                       UnitAttr:$sharded, UnitAttr:$host, Zrt_Init:$init,
+                       F32Attr:$init_scale, TypeAttrOf<AnyRankedTensor>:$type);
   let assemblyFormat = [{
-    $index $name $role (`sharded` $sharded^)? `init` $init $init_scale attr-dict
-    `:` $type
+    $index $name $role (`sharded` $sharded^)? (`host` $host^)? `init` $init
+    $init_scale attr-dict `:` $type
   }];
   let hasVerifier = 1;
 }
@@ -280,6 +283,24 @@ def Zrt_CopyOp : Zrt_Op<"copy"> {
   let hasVerifier = 1;
 }
 
+class Zrt_OffloadCopyOp<string mnemonic, string summaryText, string from,
+                        string to> : Zrt_Op<mnemonic, [AllTypesMatch<["src", "dst"]>]> {
+  let summary = summaryText;
+  let description = "`zrt_" # mnemonic # "`: the bytes of `src`, in " # from #
+      " memory, into `dst`, in " # to # " memory (optimizer offload).";
+  let arguments = (ins Zrt_Buffer:$src, Zrt_Buffer:$dst);
+  let assemblyFormat = "$src `to` $dst attr-dict `:` type($src)";
+  let extraClassDeclaration = [{
+    int64_t getByteSize() { return ::zero::zrt::getByteSize(getSrc()); }
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_CopyToHostOp : Zrt_OffloadCopyOp<"copy_to_host",
+    "copies a buffer from device memory to host memory", "device", "host">;
+def Zrt_CopyToDeviceOp : Zrt_OffloadCopyOp<"copy_to_device",
+    "copies a buffer from host memory to device memory", "host", "device">;
+
 def Zrt_FillOp : Zrt_Op<"fill"> {
   let summary = "sets every element of a buffer to a value";
   let arguments = (ins Zrt_SummableBuffer:$dst, F32Attr:$value);
@@ -288,8 +309,15 @@ def Zrt_FillOp : Zrt_Op<"fill"> {
 
 def Zrt_CastOp : Zrt_Op<"cast"> {
   let summary = "converts a buffer's elements to another float type";
-  let arguments = (ins Zrt_FloatBuffer:$src, Zrt_FloatBuffer:$dst);
-  let assemblyFormat = "$src `->` $dst attr-dict `:` type($src) `->` type($dst)";
+  let description = [{
+    `zrt_cast`; with `on_host`, `zrt_host_cast` (host buffers, the host's
+    CPU: the new master's cast to a bf16 parameter under optimizer offload).
+  }];
+  let arguments = (ins Zrt_FloatBuffer:$src, Zrt_FloatBuffer:$dst,
+                       UnitAttr:$on_host);
+  let assemblyFormat = [{
+    $src `->` $dst (`on_host` $on_host^)? attr-dict `:` type($src) `->` type($dst)
+  }];
   let hasVerifier = 1;
 }
 
@@ -654,7 +682,9 @@ def Zrt_AdamWOp : Zrt_Op<"adamw", [
     `zrt_adamw`: the gradient `grad` (its type sets the dtype), scaled by
     `grad_scale` when present, updates `param`, `exp_avg` and `exp_avg_sq`
     into the `new_*` buffers (in place when they are the same). The
-    hyperparameters are one-element buffers that the runtime fills.
+    hyperparameters are one-element buffers that the runtime fills. With
+    `on_host`, `zrt_host_adamw`: every buffer is in host memory and the
+    host's CPU runs the update (optimizer offload).
   }];
   let arguments = (ins Zrt_F32Buffer:$param, Zrt_FloatBuffer:$grad,
                        Zrt_F32Buffer:$exp_avg, Zrt_F32Buffer:$exp_avg_sq,
@@ -663,13 +693,13 @@ def Zrt_AdamWOp : Zrt_Op<"adamw", [
                        Zrt_F32Buffer:$step, Zrt_F32Buffer:$beta1,
                        Zrt_F32Buffer:$beta2, Zrt_F32Buffer:$eps,
                        Zrt_F32Buffer:$weight_decay,
-                       Optional<Zrt_F32Buffer>:$grad_scale);
+                       Optional<Zrt_F32Buffer>:$grad_scale, UnitAttr:$on_host);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `->` $new_param `,`
     $new_exp_avg `,` $new_exp_avg_sq `lr` $lr `step` $step `beta1` $beta1
     `beta2` $beta2 `eps` $eps `weight_decay` $weight_decay
-    (`scale` $grad_scale^)? attr-dict `:` type($param) `,` type($grad) `,`
-    type($lr) (`,` type($grad_scale)^)?
+    (`scale` $grad_scale^)? (`on_host` $on_host^)? attr-dict `:` type($param)
+    `,` type($grad) `,` type($lr) (`,` type($grad_scale)^)?
   }];
   let hasVerifier = 1;
 }

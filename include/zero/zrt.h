@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 16
+#define ZRT_ABI_VERSION 17
 
 typedef struct zrt_context zrt_context;
 
@@ -112,8 +112,19 @@ typedef enum zrt_mem_category {
   ZRT_MEM_ACTIVATION = 3,
   ZRT_MEM_COMM = 4, /* gathered copies and collective staging buffers */
   ZRT_MEM_DATA = 5,
-  ZRT_MEM_NUM_CATEGORIES = 6
+  /* Host memory (zero-opt --offload=optimizer): on a GPU pinned host memory,
+   * on the CPU an allocation of its own, and apart from the device's
+   * categories in the ledger's totals. */
+  ZRT_MEM_HOST_OPTIMIZER = 6, /* moments and master weights on the host */
+  ZRT_MEM_HOST_STAGING = 7,   /* what the host optimizer reads and writes:
+                                 gradient and parameter copies, scalars */
+  ZRT_MEM_NUM_CATEGORIES = 8
 } zrt_mem_category;
+
+/* Whether buffers of `category` live in host memory. */
+static inline int zrt_mem_category_is_host(int32_t category) {
+  return category == ZRT_MEM_HOST_OPTIMIZER || category == ZRT_MEM_HOST_STAGING;
+}
 
 /* Not a category: the arena that the temporaries of every category share
  * when the compiler's plan lets freed ranges of one category hold buffers of
@@ -150,6 +161,12 @@ static inline int32_t zrt_role_category(int32_t role) {
   default:
     return ZRT_MEM_DATA;
   }
+}
+
+/* The ledger category of an argument's buffer: its role's, or host
+ * optimizer memory for the state zrt_declare_host_arg moved to the host. */
+static inline int32_t zrt_arg_category(int32_t role, int32_t host) {
+  return host ? ZRT_MEM_HOST_OPTIMIZER : zrt_role_category(role);
 }
 
 /* Declares the program: ABI version, compiled world size and ZeRO stage, the
@@ -216,6 +233,12 @@ void zrt_declare_deterministic(zrt_context *ctx, int64_t chunk_rows);
  * sharded over every rank (G = world size). */
 void zrt_declare_shard_groups(zrt_context *ctx, int64_t shard_group_size);
 
+/* Optimizer offload (zero-opt --offload=optimizer): argument `index`, a
+ * moment or a master copy (declared before), lives in host memory (pinned on
+ * a GPU), charged to ZRT_MEM_HOST_OPTIMIZER; only the host entries below
+ * read or write it. */
+void zrt_declare_host_arg(zrt_context *ctx, int64_t index);
+
 /* Exported by the generated object (not by libzrt). */
 void zero_program_describe(zrt_context *ctx);
 /* `args[i]` is the buffer of argument i; `loss` receives this micro-batch's
@@ -270,6 +293,27 @@ typedef enum zrt_epilogue {
 #define ZRT_KERNEL(name, backend_name, params, args) void zrt_##name params;
 #include "zrt_kernels.def"
 #undef ZRT_KERNEL
+
+/*===--- Offload: the optimizer on the host -------------------------------===*
+ * Entries of --offload=optimizer programs. The copies move `bytes` between a
+ * buffer in the device's memory and one in host memory (ZRT_MEM_HOST_*),
+ * after every kernel queued before; both return once the destination holds
+ * the bytes, and the ledger counts them ("offload to_host|to_device").
+ * zrt_host_adamw and zrt_host_cast are zrt_adamw and zrt_cast run by the
+ * host's CPU on host buffers, whatever the device.
+ *===----------------------------------------------------------------------===*/
+void zrt_copy_to_host(zrt_context *ctx, const void *device_src,
+                      void *host_dst, int64_t bytes);
+void zrt_copy_to_device(zrt_context *ctx, const void *host_src,
+                        void *device_dst, int64_t bytes);
+void zrt_host_adamw(zrt_context *ctx, int32_t grad_dtype, const float *p,
+                    const void *g, const float *m, const float *v,
+                    float *p_out, float *m_out, float *v_out, int64_t n,
+                    const float *lr, const float *step, const float *grad_scale,
+                    const float *beta1, const float *beta2, const float *eps,
+                    const float *weight_decay);
+void zrt_host_cast(zrt_context *ctx, int32_t src_dtype, int32_t dst_dtype,
+                   const void *src, void *dst, int64_t n);
 
 /*===--- Diagnostics ------------------------------------------------------===*/
 

@@ -94,6 +94,22 @@ extern "C" void zrt_declare_arg(zrt_context *ctx, int64_t index,
          initScale};
 }
 
+extern "C" void zrt_declare_host_arg(zrt_context *ctx, int64_t index) {
+  // Recorded, not fatal: validateProgram refuses it with the other
+  // declaration errors (and refuses a role the host optimizer does not
+  // hold).
+  if (!ctx->declarationError.empty())
+    return;
+  if (index < 0 || (size_t)index >= ctx->args.size() ||
+      !ctx->args[index].declared) {
+    ctx->declarationError = "zrt_declare_host_arg names argument " +
+                            std::to_string(index) +
+                            ", which is not declared before it";
+    return;
+  }
+  ctx->args[index].host = true;
+}
+
 extern "C" void zrt_declare_collective_plan(zrt_context *ctx, int64_t sequence,
                                             int64_t queuedNs,
                                             int64_t transferNs,

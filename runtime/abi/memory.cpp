@@ -18,6 +18,10 @@
 // holds is the plan, fragmentation included. zrt_alloc serves what has no
 // planned place.
 //
+// The host categories (ZRT_MEM_HOST_*, --offload=optimizer) are host
+// memory, never in an arena, and the ledger keeps their bytes apart from
+// the device's total.
+//
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
@@ -44,9 +48,14 @@ static int64_t slotBytes(int64_t bytes) {
 
 static void charge(MemoryLedger &ledger, int32_t category, int64_t bytes) {
   ledger.current[category] += bytes;
-  ledger.currentTotal += bytes;
   ledger.peak[category] =
       std::max(ledger.peak[category], ledger.current[category]);
+  if (zrt_mem_category_is_host(category)) {
+    ledger.currentHost += bytes;
+    ledger.peakHost = std::max(ledger.peakHost, ledger.currentHost);
+    return;
+  }
+  ledger.currentTotal += bytes;
   ledger.peakTotal = std::max(ledger.peakTotal, ledger.currentTotal);
 }
 
@@ -58,16 +67,20 @@ extern "C" void *zrt_alloc(zrt_context *ctx, int64_t bytes, int32_t category) {
   // The backend takes a multiple of the alignment; a zero-byte request
   // still gets a unique pointer so that zrt_free can find it.
   int64_t rounded = slotBytes(bytes);
-  void *ptr = rounded < bytes ? nullptr : ctx->runtime->allocate(rounded);
+  bool host = zrt_mem_category_is_host(category);
+  void *ptr = rounded < bytes ? nullptr
+              : host          ? ctx->runtime->allocateHost(rounded)
+                              : ctx->runtime->allocate(rounded);
   if (!ptr) {
     std::lock_guard<std::mutex> lock(ctx->memoryMutex);
-    fatal("zrt_alloc: out of memory allocating %lld bytes (category %s; "
-          "%lld bytes already allocated)",
-          (long long)bytes, categoryName(category),
-          (long long)ctx->ledger.currentTotal);
+    fatal("zrt_alloc: out of %s memory allocating %lld bytes (category %s; "
+          "%lld bytes already allocated there)",
+          host ? "host" : "device", (long long)bytes, categoryName(category),
+          (long long)(host ? ctx->ledger.currentHost
+                           : ctx->ledger.currentTotal));
   }
   std::lock_guard<std::mutex> lock(ctx->memoryMutex);
-  ctx->allocations[ptr] = {bytes, category};
+  ctx->allocations[ptr] = {bytes, category, /*inArena=*/false, host};
   charge(ctx->ledger, category, bytes);
   return ptr;
 }
@@ -76,6 +89,10 @@ extern "C" void zrt_declare_arena(zrt_context *ctx, int32_t category,
                                   int64_t bytes) {
   if (category != ZRT_ARENA_SHARED)
     checkCategory("zrt_declare_arena", category);
+  if (zrt_mem_category_is_host(category))
+    fatal("zrt_declare_arena: the %s category is host memory, which has no "
+          "arena",
+          categoryName(category));
   zrt_context::Arena &arena = ctx->arenas[category];
   if (arena.bytes)
     fatal("zrt_declare_arena: the %s arena is declared twice",
@@ -115,6 +132,10 @@ static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
 extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
                                     int32_t category, int64_t offset) {
   checkCategory("zrt_alloc_in_arena", category);
+  if (zrt_mem_category_is_host(category))
+    fatal("zrt_alloc_in_arena: the %s category is host memory, which has no "
+          "arena: the program's memory plan is corrupt",
+          categoryName(category));
   int32_t index =
       ctx->arenas[ZRT_ARENA_SHARED].bytes ? ZRT_ARENA_SHARED : category;
   zrt_context::Arena &arena = ctx->arenas[index];
@@ -158,9 +179,12 @@ extern "C" void zrt_free(zrt_context *ctx, void *ptr) {
     fatal("zrt_free: %p was not returned by zrt_alloc (or was freed twice)",
           ptr);
   charge(ctx->ledger, it->second.category, -it->second.bytes);
-  bool inArena = it->second.inArena;
+  bool inArena = it->second.inArena, host = it->second.host;
   ctx->allocations.erase(it);
   if (inArena)
     return; // The range goes back to the plan.
-  ctx->runtime->release(ptr);
+  if (host)
+    ctx->runtime->releaseHost(ptr);
+  else
+    ctx->runtime->release(ptr);
 }

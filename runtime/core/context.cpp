@@ -15,7 +15,8 @@ namespace zrt {
 
 const char *categoryName(int category) {
   static const char *const names[ZRT_MEM_NUM_CATEGORIES] = {
-      "param", "grad", "optimizer", "activation", "comm", "data"};
+      "param", "grad",           "optimizer",   "activation",
+      "comm",  "data",           "host_optimizer", "host_staging"};
   if (category < 0 || category >= ZRT_MEM_NUM_CATEGORIES)
     return "invalid";
   return names[category];

@@ -60,6 +60,8 @@ struct ArgDesc {
   bool sharded = false;
   int32_t init = 0;
   float initScale = 0.0f;
+  /// In host memory (zrt_declare_host_arg: --offload=optimizer).
+  bool host = false;
 
   /// Elements of the whole tensor (1 for rank 0). Only meaningful once the
   /// rank and dims are validated.
@@ -70,8 +72,14 @@ struct ArgDesc {
 struct MemoryLedger {
   std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> current{};
   std::array<int64_t, ZRT_MEM_NUM_CATEGORIES> peak{};
+  /// The device's memory: every category but the host ones.
   int64_t currentTotal = 0;
   int64_t peakTotal = 0;
+  /// Host memory (ZRT_MEM_HOST_*, --offload=optimizer), apart.
+  int64_t currentHost = 0;
+  int64_t peakHost = 0;
+  /// The offload copies: [0] to the host, [1] to the device.
+  std::array<int64_t, 2> offloadBytes{}, offloadCalls{};
 };
 
 /// One of the context's communicators (a zrt_group) and this rank's place
@@ -162,6 +170,8 @@ struct zrt_context {
     /// Placed in its category's arena (zrt_alloc_in_arena): freeing it
     /// gives the range back to the plan, not to the allocator.
     bool inArena = false;
+    /// Host memory (DeviceRuntime::allocateHost).
+    bool host = false;
   };
   std::unordered_map<void *, Allocation> allocations;
   /// The compiler's arenas (zrt_declare_arena), one block per category, or

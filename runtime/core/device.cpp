@@ -15,9 +15,23 @@
 #include "core/convert.h"
 #include "cpu/kernels.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace zrt {
+
+//===--- Host memory ------------------------------------------------------===//
+
+// The host's own allocator, for backends whose host memory needs nothing
+// more (the CPU, the emulated device); a GPU pins it.
+void *DeviceRuntime::allocateHost(int64_t bytes) {
+  void *ptr = std::aligned_alloc(kBufferAlignment, bytes);
+  if (ptr)
+    std::memset(ptr, 0, bytes);
+  return ptr;
+}
+
+void DeviceRuntime::releaseHost(void *ptr) { std::free(ptr); }
 
 //===--- The registry -----------------------------------------------------===//
 

@@ -66,6 +66,15 @@ public:
   /// queued before.
   virtual void release(void *ptr) = 0;
 
+  /// Host memory for the host categories (ZRT_MEM_HOST_*, optimizer
+  /// offload): as allocate(), but the host's CPU reads and writes it and
+  /// copyToDevice / copyToHost move it (pinned on a GPU, so that the copies
+  /// run at the link's speed). Null when out of memory.
+  virtual void *allocateHost(int64_t bytes);
+  /// Frees what allocateHost() returned; every copy from or to it has
+  /// completed (the copies return once done).
+  virtual void releaseHost(void *ptr);
+
   /// True where the host reads and writes the buffers directly and every
   /// kernel has finished when it returns (the CPU): host access then uses
   /// the buffer itself, the loss is written into host memory, and a buffer

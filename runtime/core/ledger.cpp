@@ -3,6 +3,7 @@
 #include "core/ledger.h"
 #include "core/check.h"
 
+#include <array>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ void printLedger(zrt_context *ctx) {
   for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
     values.push_back(maxOverRanks(ctx, ledger.peak[c]));
   values.push_back(maxOverRanks(ctx, ledger.peakTotal));
+  // --offload=optimizer: host memory and the copies, shown when used.
+  int64_t peakHost = maxOverRanks(ctx, ledger.peakHost);
+  std::array<int64_t, 2> offloadBytes{};
+  for (int d = 0; d < 2; ++d)
+    offloadBytes[d] = maxOverRanks(ctx, ledger.offloadBytes[d]);
   for (int k = 0; k < NumCollectiveKinds; ++k)
     values.push_back(maxOverRanks(ctx, ctx->collectives.bytes[k]));
   // Hybrid sharding: the same bytes again, by the group they moved over.
@@ -49,10 +55,24 @@ void printLedger(zrt_context *ctx) {
   std::printf("memory and traffic per rank (max over %d ranks):\n",
               ctx->worldSize);
   for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
-    std::printf("memory peak %s: %lld bytes\n", categoryName(c),
-                (long long)values[c]);
+    if (!zrt_mem_category_is_host(c))
+      std::printf("memory peak %s: %lld bytes\n", categoryName(c),
+                  (long long)values[c]);
   std::printf("memory peak total: %lld bytes\n",
               (long long)values[ZRT_MEM_NUM_CATEGORIES]);
+  if (peakHost) {
+    for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+      if (zrt_mem_category_is_host(c))
+        std::printf("memory peak %s: %lld bytes\n", categoryName(c),
+                    (long long)values[c]);
+    std::printf("memory peak host total: %lld bytes (not in the total)\n",
+                (long long)peakHost);
+    static const char *const directions[2] = {"to_host", "to_device"};
+    for (int d = 0; d < 2; ++d)
+      std::printf("offload %s: %lld bytes in %lld calls\n", directions[d],
+                  (long long)offloadBytes[d],
+                  (long long)ledger.offloadCalls[d]);
+  }
   for (int c = 0; c <= ZRT_ARENA_SHARED; ++c)
     if (reserved[c])
       std::printf("memory arena %s: %lld bytes reserved, %lld used\n",

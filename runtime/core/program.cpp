@@ -151,6 +151,12 @@ static std::string validateArg(const zrt_context *ctx, const ArgDesc &arg,
       !isInt32(arg.role))
     return what + " is exact (ZRT_EXACT); only gradient accumulators "
                   "(grad_accum) can be";
+  // Only the host optimizer's state may live on the host: every other
+  // argument is read by device kernels.
+  if (arg.host && arg.role != ZRT_ROLE_MASTER && arg.role != ZRT_ROLE_ADAM_M &&
+      arg.role != ZRT_ROLE_ADAM_V)
+    return what + " is declared in host memory (zrt_declare_host_arg); only "
+                  "moments and master weights can be";
   std::string error = validateShape(arg, what);
   return error.empty() ? validateRole(ctx, arg, what) : error;
 }
@@ -309,7 +315,8 @@ std::vector<void *> allocateArgs(zrt_context *ctx) {
   std::vector<void *> buffers;
   for (const ArgDesc &arg : ctx->args) {
     int64_t bytes = argSlice(ctx, arg).count * elementBytes(arg);
-    buffers.push_back(zrt_alloc(ctx, bytes, zrt_role_category(arg.role)));
+    buffers.push_back(
+        zrt_alloc(ctx, bytes, zrt_arg_category(arg.role, arg.host)));
   }
   return buffers;
 }

@@ -27,6 +27,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace zrt::cuda {
@@ -159,15 +160,40 @@ void CudaRuntime::release(void *ptr) {
   ZRT_CUDA_CHECK(cudaFreeAsync(ptr, compute));
 }
 
+// Pinned, so that the offload copies run at the link's speed and the
+// driver's copies of host arguments (init, load, save) work alike.
+void *CudaRuntime::allocateHost(int64_t bytes) {
+  void *ptr = nullptr;
+  cudaError_t status =
+      cudaHostAlloc(&ptr, (size_t)bytes, cudaHostAllocPortable);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (status != cudaSuccess)
+    fatal("zrt_alloc: cudaHostAlloc of %lld bytes failed: %s (%s)",
+          (long long)bytes, cudaGetErrorString(status),
+          cudaGetErrorName(status));
+  std::memset(ptr, 0, (size_t)bytes);
+  return ptr;
+}
+
+void CudaRuntime::releaseHost(void *ptr) {
+  ZRT_CUDA_CHECK(cudaFreeHost(ptr));
+}
+
+// cudaMemcpyDefault: with unified addressing the pointers say where they
+// are, so "device" buffers that are host memory under --offload=optimizer
+// (the host optimizer's arguments) copy as the driver expects.
 void CudaRuntime::copyToDevice(void *dst, const void *src, int64_t bytes) {
-  ZRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)bytes,
-                                 cudaMemcpyHostToDevice, compute));
+  ZRT_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDefault, compute));
   waitForStream(compute);
 }
 
 void CudaRuntime::copyToHost(void *dst, const void *src, int64_t bytes) {
-  ZRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, (size_t)bytes,
-                                 cudaMemcpyDeviceToHost, compute));
+  ZRT_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDefault, compute));
   waitForStream(compute);
 }
 

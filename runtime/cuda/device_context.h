@@ -60,6 +60,8 @@ public:
   // DeviceRuntime (memory, transfers, synchronisation: device_context.cpp).
   void *allocate(int64_t bytes) override;
   void release(void *ptr) override;
+  void *allocateHost(int64_t bytes) override;
+  void releaseHost(void *ptr) override;
   void copyToDevice(void *dst, const void *src, int64_t bytes) override;
   void copyToHost(void *dst, const void *src, int64_t bytes) override;
   void synchronize() override;

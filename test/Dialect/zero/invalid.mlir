@@ -262,3 +262,43 @@ zero.group @dp world_size(4)
 func.func @unsharded_type_no_shard_group(%w: tensor<190xf32> {zero.placement = #zero.placement<param, sharded over @shard>, zero.unsharded_type = tensor<19x20xf32>}) {
   return
 }
+
+// -----
+
+func.func @to_host_of_host(%m: tensor<8xf32> {zero.placement = #zero.placement<moment, sharded in host>}) {
+  // expected-error @+1 {{'zero.to_host' op (C1) the input is in host memory already}}
+  %h = zero.to_host %m : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @to_device_of_device(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'zero.to_device' op (C1) the input is in device memory already}}
+  %d = zero.to_device %g : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @host_op_reads_device(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'nn.cast' op runs on the host ('zero.host') but operand #0 is in device memory; copy it with zero.to_host}}
+  %c = nn.cast %g {zero.host} : tensor<8xf32> -> tensor<8xbf16>
+  return
+}
+
+// -----
+
+func.func @host_attr_on_other_op(%g: tensor<8xf32> {zero.placement = #zero.placement<moment, sharded in host>}) {
+  // expected-error @+1 {{'nn.relu' op runs on the host ('zero.host'), which only nn.adamw and nn.cast can}}
+  %r = nn.relu %g {zero.host} : tensor<8xf32>
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected ::zero::sharding::Memory to be one of: device, host}}
+// expected-error @+1 {{failed to parse Zero_PlacementAttr parameter 'memory'}}
+func.func @bad_memory(%m: tensor<8xf32> {zero.placement = #zero.placement<moment, sharded in gpu>}) {
+  return
+}

@@ -83,3 +83,23 @@ func.func @buckets(%g1: tensor<4x5xf32>, %g2: tensor<3xf32>, %s: tensor<12xf32>)
   %u:2 = zero.unpack %s chunks(1) : tensor<12xf32> -> tensor<10xf32>, tensor<2xf32>
   return %b, %u#0, %u#1 : tensor<24xf32>, tensor<10xf32>, tensor<2xf32>
 }
+
+// Optimizer offload: moments in host memory, an update on the host between
+// a copy down and a copy up.
+// CHECK-LABEL: func @offload
+// CHECK-SAME: zero.placement = #zero.placement<moment, sharded in host>
+// CHECK-SAME: zero.placement = #zero.placement<master, replicated over @shard in host>
+func.func @offload(%m: tensor<95xf32> {zero.placement = #zero.placement<moment, sharded in host>},
+                   %master: tensor<95xf32> {zero.placement = #zero.placement<master, replicated over @shard in host>},
+                   %g: tensor<95xf32>) -> tensor<95xf32> {
+  // CHECK: %[[H:.*]] = zero.to_host %{{.*}} : tensor<95xf32>
+  %h = zero.to_host %g : tensor<95xf32>
+  // CHECK: %[[C:.*]] = nn.cast %[[H]] {zero.host} : tensor<95xf32> -> tensor<95xbf16>
+  %c = nn.cast %h {zero.host} : tensor<95xf32> -> tensor<95xbf16>
+  // CHECK: zero.to_device %[[C]] : tensor<95xbf16>
+  %d = zero.to_device %c : tensor<95xbf16>
+  // A host argument goes to the device as it is.
+  // CHECK: zero.to_device %{{.*}} : tensor<95xf32>
+  %e = zero.to_device %m : tensor<95xf32>
+  return %e : tensor<95xf32>
+}

@@ -352,3 +352,22 @@ func.func @watch_gradient_name(%sq: memref<f32>) {
   zrt.watch_gradient %sq of "" : memref<f32>
   return
 }
+
+// -----
+
+func.func @copy_to_host_into_device(%g: memref<8xf32>) {
+  %d = zrt.alloc grad : memref<8xf32>
+  // expected-error @+1 {{'zrt.copy_to_host' op expects the destination in host memory, got a buffer of category 'grad'}}
+  zrt.copy_to_host %g to %d : memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @copy_to_device_from_device(%p: memref<8xf32>) {
+  %d = zrt.alloc comm : memref<8xf32>
+  // expected-error @+1 {{'zrt.copy_to_device' op expects the source in host memory, got a buffer of category 'comm'}}
+  zrt.copy_to_device %d to %p : memref<8xf32>
+  return
+}
+

@@ -15,6 +15,8 @@ func.func @describe() {
   zrt.declare_arg 0 "tokens" tokens init zeros 0.0 : tensor<128xi32>
   // CHECK-NEXT: zrt.declare_arg 1 "h.0.w" param sharded init normal 2.000000e-02 : tensor<6x4xbf16>
   zrt.declare_arg 1 "h.0.w" param sharded init normal 0.02 : tensor<6x4xbf16>
+  // CHECK-NEXT: zrt.declare_arg 2 "h.0.w" adam_m sharded host init zeros 0.000000e+00 : tensor<6x4xf32>
+  zrt.declare_arg 2 "h.0.w" adam_m sharded host init zeros 0.0 : tensor<6x4xf32>
   // CHECK-NEXT: zrt.declare_arena activation 4096
   zrt.declare_arena activation 4096
   // CHECK-NEXT: zrt.declare_shared_arena 8192
@@ -145,5 +147,26 @@ func.func @collectives(%shard: memref<5xbf16>, %full: memref<3x3xbf16>, %x: memr
   // CHECK: zrt.all_reduce_start %{{.*}} -> %{{.*}} of "bucket of 2: a, b" {staging_offset = 0 : i64} : memref<4xf32>
   %a = zrt.all_reduce_start %x -> %x of "bucket of 2: a, b" {staging_offset = 0 : i64} : memref<4xf32> -> memref<4xf32>
   zrt.wait %a
+  return
+}
+
+// Optimizer offload: copies between device and host buffers, and AdamW and
+// the cast on the host.
+// CHECK-LABEL: func.func @offload
+func.func @offload(%p: memref<8xbf16>, %g: memref<8xbf16>, %master: memref<8xf32>,
+                   %m: memref<8xf32>, %v: memref<8xf32>, %s: memref<f32>) {
+  // CHECK: %[[G:.*]] = zrt.alloc host_staging : memref<8xbf16>
+  %hg = zrt.alloc host_staging : memref<8xbf16>
+  // CHECK-NEXT: zrt.copy_to_host %{{.*}} to %[[G]] : memref<8xbf16>
+  zrt.copy_to_host %g to %hg : memref<8xbf16>
+  // CHECK: zrt.adamw {{.*}} on_host : memref<8xf32>, memref<8xbf16>, memref<f32>
+  zrt.adamw %master, %hg, %m, %v -> %master, %m, %v lr %s step %s beta1 %s beta2 %s eps %s weight_decay %s on_host : memref<8xf32>, memref<8xbf16>, memref<f32>
+  %hp = zrt.alloc host_staging : memref<8xbf16>
+  // CHECK: zrt.cast %{{.*}} -> %{{.*}} on_host : memref<8xf32> -> memref<8xbf16>
+  zrt.cast %master -> %hp on_host : memref<8xf32> -> memref<8xbf16>
+  // CHECK-NEXT: zrt.copy_to_device %{{.*}} to %{{.*}} : memref<8xbf16>
+  zrt.copy_to_device %hp to %p : memref<8xbf16>
+  zrt.free %hp : memref<8xbf16>
+  zrt.free %hg : memref<8xbf16>
   return
 }

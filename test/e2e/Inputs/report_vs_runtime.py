@@ -23,6 +23,8 @@ PEAK = re.compile(r"^memory peak (\w+): (\d+) bytes$")
 ARENA = re.compile(r"^memory arena (\w+): (\d+) bytes reserved, (\d+) used$")
 COMM = re.compile(r"^comm (\w+): (\d+) bytes in (\d+) calls$")
 GROUP = re.compile(r"^comm group (\w+): (\d+) bytes in (\d+) calls$")
+HOST_TOTAL = re.compile(r"^memory peak host total: (\d+) bytes")
+OFFLOAD = re.compile(r"^offload (\w+): (\d+) bytes in (\d+) calls$")
 
 
 def main():
@@ -54,7 +56,7 @@ def main():
         if run.returncode != 0:
             sys.exit(f"FAIL stage {stage} world size {world}: exit "
                      f"{run.returncode}\n{run.stdout}{run.stderr}")
-        measured, comm, arenas, groups = {}, {}, {}, {}
+        measured, comm, arenas, groups, offload = {}, {}, {}, {}, {}
         for line in run.stdout.splitlines():
             if m := PEAK.match(line):
                 measured[m.group(1)] = int(m.group(2))
@@ -64,9 +66,22 @@ def main():
                 comm[m.group(1)] = (int(m.group(2)), int(m.group(3)))
             if m := GROUP.match(line):
                 groups[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+            if m := HOST_TOTAL.match(line):
+                measured["host_total"] = int(m.group(1))
+            if m := OFFLOAD.match(line):
+                offload[m.group(1)] = (int(m.group(2)), int(m.group(3)))
         predicted = report["peak_memory_bytes"]
+        # The runtime prints host memory only when a program uses it.
         wrong = [f"memory {k}: predicted {v}, measured {measured.get(k)}"
-                 for k, v in predicted.items() if measured.get(k) != v]
+                 for k, v in predicted.items() if measured.get(k, 0) != v]
+        # --offload=optimizer's copies, per step like the collectives.
+        copies = report["offload_copies_per_step"]
+        for direction in ("to_host", "to_device"):
+            want = (copies[direction + "_bytes"] * options.steps,
+                    copies[direction + "_calls"] * options.steps)
+            if offload.get(direction, (0, 0)) != want:
+                wrong.append(f"offload {direction}: predicted {want} (bytes, "
+                             f"calls), measured {offload.get(direction)}")
         for kind, per_step in report["traffic_bytes_per_step"].items():
             calls = report["collective_calls_per_step"][kind]
             want = (per_step * options.steps, calls * options.steps)
@@ -107,8 +122,10 @@ def main():
         states = sum(predicted[k] for k in ("param", "grad", "optimizer"))
         total = sum(report["traffic_bytes_per_step"].values())
         reserved = sum(planned_arenas.values())
+        host = (f", host {predicted['host_total']} bytes"
+                if predicted.get("host_total") else "")
         print(f"stage {stage} world size {world}: measured = predicted: peak "
-              f"{predicted['total']} bytes (model states {states}), "
+              f"{predicted['total']} bytes (model states {states}){host}, "
               f"{total} bytes moved per step, arenas {reserved} bytes")
     if failures:
         sys.exit(1)

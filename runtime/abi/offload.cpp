@@ -1,0 +1,81 @@
+//===- offload.cpp - The optimizer on the host (--offload=optimizer) ------===//
+//
+// ZeRO-Offload's split: the device runs the forward and backward and keeps
+// the parameters; the float32 moments and master weights live in host
+// memory (ZRT_MEM_HOST_OPTIMIZER), and the host's CPU runs AdamW on them.
+// Each step copies the gradient shard (and the step's scalars) to the host
+// and the new parameter shard back.
+//
+// The copies go through the context's DeviceRuntime (a memcpy on the CPU,
+// cudaMemcpy of pinned memory on a GPU) after every kernel queued before,
+// and return once done, so the host kernels below read finished data and
+// the device reads the update only after it is written. The host kernels
+// are the CPU backend's, whatever the context's device: on the CPU the
+// step is then exactly the one without offload.
+//
+// v1 is synchronous: the device waits while the host updates (no overlap of
+// the update with the next forward, as ZeRO-Offload's delayed update
+// would give).
+//
+//===----------------------------------------------------------------------===//
+
+#include "core/check.h"
+#include "core/context.h"
+#include "core/device.h"
+#include "core/trace.h"
+#include "cpu/kernels.h"
+
+#include <mutex>
+
+using namespace zrt;
+
+namespace {
+enum Direction { kToHost = 0, kToDevice = 1 };
+
+/// Counts a copy in the ledger ("offload to_host|to_device").
+void countCopy(zrt_context *ctx, Direction direction, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(ctx->memoryMutex);
+  ctx->ledger.offloadBytes[direction] += bytes;
+  ctx->ledger.offloadCalls[direction] += 1;
+}
+
+void checkBytes(const char *entry, int64_t bytes) {
+  if (bytes < 0)
+    fatal("%s: negative size %lld bytes", entry, (long long)bytes);
+}
+} // namespace
+
+extern "C" void zrt_copy_to_host(zrt_context *ctx, const void *deviceSrc,
+                                 void *hostDst, int64_t bytes) {
+  checkBytes("zrt_copy_to_host", bytes);
+  TraceScope trace(ctx, "copy_to_host");
+  ctx->runtime->copyToHost(hostDst, deviceSrc, bytes);
+  countCopy(ctx, kToHost, bytes);
+}
+
+extern "C" void zrt_copy_to_device(zrt_context *ctx, const void *hostSrc,
+                                   void *deviceDst, int64_t bytes) {
+  checkBytes("zrt_copy_to_device", bytes);
+  TraceScope trace(ctx, "copy_to_device");
+  ctx->runtime->copyToDevice(deviceDst, hostSrc, bytes);
+  countCopy(ctx, kToDevice, bytes);
+}
+
+extern "C" void zrt_host_adamw(zrt_context *ctx, int32_t gradDtype,
+                               const float *p, const void *g, const float *m,
+                               const float *v, float *pOut, float *mOut,
+                               float *vOut, int64_t n, const float *lr,
+                               const float *step, const float *gradScale,
+                               const float *beta1, const float *beta2,
+                               const float *eps, const float *weightDecay) {
+  TraceScope trace(ctx, "host_adamw");
+  cpu::cpuKernels().adamw(ctx, gradDtype, p, g, m, v, pOut, mOut, vOut, n, lr,
+                          step, gradScale, beta1, beta2, eps, weightDecay);
+}
+
+extern "C" void zrt_host_cast(zrt_context *ctx, int32_t srcDtype,
+                              int32_t dstDtype, const void *src, void *dst,
+                              int64_t n) {
+  TraceScope trace(ctx, "host_cast");
+  cpu::cpuKernels().cast(ctx, srcDtype, dstDtype, src, dst, n);
+}
