@@ -63,6 +63,69 @@ void checkAllocator(Checker &check) {
   destroyContext(ctx);
 }
 
+void checkOffloadEntries(Checker &check) {
+  // The host categories: host memory, never an arena, apart from the
+  // device's total; the copies count bytes and calls each way; the host
+  // AdamW equals the backend's on random data.
+  zrt_context *ctx = createLocalContext();
+  const MemoryLedger &l = ctx->ledger;
+  const int64_t n = 1000;
+  auto *device = (float *)zrt_alloc(ctx, n * 4, ZRT_MEM_GRAD);
+  auto *host = (float *)zrt_alloc(ctx, n * 4, ZRT_MEM_HOST_STAGING);
+  check.expectTrue("host alloc: 64-byte aligned, zero-filled, host memory",
+                   (uintptr_t)host % 64 == 0 && host[0] == 0 &&
+                       host[n - 1] == 0 && ctx->allocations[host].host);
+  check.expectTrue("host alloc: charged apart from the device total",
+                   l.current[ZRT_MEM_HOST_STAGING] == n * 4 &&
+                       l.currentHost == n * 4 && l.currentTotal == n * 4 &&
+                       l.peakHost == n * 4);
+  uint64_t seed = 7;
+  auto next = [&seed] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return float((seed >> 40) % 2001) / 1000.0f - 1.0f;
+  };
+  for (int64_t i = 0; i < n; ++i)
+    device[i] = next();
+  zrt_copy_to_host(ctx, device, host, n * 4);
+  bool copied = std::equal(device, device + n, host);
+  std::fill(device, device + n, 0.0f);
+  zrt_copy_to_device(ctx, host, device, 100 * 4);
+  check.expectTrue("offload copies: the bytes arrive each way",
+                   copied && device[99] == host[99] && device[100] == 0.0f);
+  check.expectTrue("offload copies: counted in the ledger",
+                   l.offloadBytes[0] == n * 4 && l.offloadCalls[0] == 1 &&
+                       l.offloadBytes[1] == 400 && l.offloadCalls[1] == 1);
+  // zrt_host_adamw against zrt_adamw on the same random state.
+  std::vector<float> p(n), g(n), m(n), v(n);
+  for (int64_t i = 0; i < n; ++i) {
+    p[i] = next();
+    g[i] = next();
+    m[i] = next() * 0.1f;
+    v[i] = std::fabs(next()) * 0.01f;
+  }
+  std::vector<float> p2 = p, m2 = m, v2 = v;
+  float lr = 0.003f, step = 3, beta1 = 0.8f, beta2 = 0.95f, eps = 1e-6f,
+        decay = 0.05f, scale = 0.5f;
+  zrt_adamw(ctx, ZRT_F32, p.data(), g.data(), m.data(), v.data(), p.data(),
+            m.data(), v.data(), n, &lr, &step, &scale, &beta1, &beta2, &eps,
+            &decay);
+  zrt_host_adamw(ctx, ZRT_F32, p2.data(), g.data(), m2.data(), v2.data(),
+                 p2.data(), m2.data(), v2.data(), n, &lr, &step, &scale,
+                 &beta1, &beta2, &eps, &decay);
+  check.expectTrue("zrt_host_adamw equals zrt_adamw bit for bit",
+                   p == p2 && m == m2 && v == v2);
+  std::vector<uint16_t> bf(n), bf2(n);
+  zrt_cast(ctx, ZRT_F32, ZRT_BF16, p.data(), bf.data(), n);
+  zrt_host_cast(ctx, ZRT_F32, ZRT_BF16, p.data(), bf2.data(), n);
+  check.expectTrue("zrt_host_cast equals zrt_cast", bf == bf2);
+  zrt_free(ctx, host);
+  zrt_free(ctx, device);
+  check.expectTrue("host free: the ledger back to zero",
+                   l.currentHost == 0 && l.currentTotal == 0 &&
+                       ctx->allocations.empty());
+  destroyContext(ctx);
+}
+
 void checkSharedArena(Checker &check) {
   // The shared arena: buffers of different categories take turns in one
   // range, each charged to its own category.

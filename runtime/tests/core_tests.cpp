@@ -261,6 +261,53 @@ void checkDeclarations(Checker &check) {
       "sequences per micro-batch");
 }
 
+/// zrt_declare_host_arg (--offload=optimizer): masters and moments may live
+/// on the host and are allocated there, charged to host_optimizer apart from
+/// the device total; any other role, or an argument not declared before, is
+/// refused.
+void checkHostDeclarations(Checker &check) {
+  check.expectTrue(
+      "declarations: a master and a moment in host memory are valid",
+      verdict([](zrt_context *c) {
+        zrt_declare_host_arg(c, 3);
+        zrt_declare_host_arg(c, 7);
+      }).empty());
+  expectError(
+      check, "a parameter in host memory",
+      [](zrt_context *c) { zrt_declare_host_arg(c, 4); },
+      "param argument 4 ('bias') is declared in host memory "
+      "(zrt_declare_host_arg); only moments and master weights can be");
+  expectError(
+      check, "a host argument not declared before",
+      [](zrt_context *c) { zrt_declare_host_arg(c, 8); },
+      "zrt_declare_host_arg names argument 8, which is not declared before "
+      "it");
+  zrt_context *ctx = createLocalContext(0, 2);
+  declareMixed(ctx, 2, 1);
+  for (int64_t index : {3, 6, 7})
+    zrt_declare_host_arg(ctx, index);
+  std::vector<void *> buffers = allocateArgs(ctx);
+  const MemoryLedger &l = ctx->ledger;
+  int64_t device = 0;
+  for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+    if (!zrt_mem_category_is_host(c))
+      device += l.current[c];
+  // Stage 1 at 2 ranks: the host arguments hold 175, 4 and 175 elements.
+  check.expectTrue("host arguments: charged to host_optimizer, apart from "
+                   "the device total",
+                   l.current[ZRT_MEM_HOST_OPTIMIZER] == (175 + 4 + 175) * 4 &&
+                       l.currentHost == (175 + 4 + 175) * 4 &&
+                       l.current[ZRT_MEM_OPTIMIZER] == 0 &&
+                       device > 0 && l.currentTotal == device,
+                   "host " + std::to_string(l.currentHost) + ", total " +
+                       std::to_string(l.currentTotal));
+  check.expectTrue("host arguments: allocated by the host allocator",
+                   ctx->allocations[buffers[3]].host &&
+                       ctx->allocations[buffers[7]].host &&
+                       !ctx->allocations[buffers[2]].host);
+  destroyContext(ctx);
+}
+
 /// zrt_declare_shard_groups at world size 6: groups of 2 and 3 ranks are
 /// valid; a size that does not divide the world, 1, the world size itself,
 /// a second declaration and one before zrt_declare_program are refused.
@@ -363,6 +410,7 @@ int main() {
   Checker check;
   checkDeclarations(check);
   checkShardGroupDeclarations(check);
+  checkHostDeclarations(check);
   checkInit(check);
   checkShardGroupSlices(check);
   checkBf16(check);

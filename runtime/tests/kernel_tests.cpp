@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
   destroyContext(ctx);
   checkAllocator(check);
   checkSharedArena(check);
+  checkOffloadEntries(check);
   checkInitAndData(check);
   return check.finish();
 }

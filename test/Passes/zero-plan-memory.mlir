@@ -15,7 +15,7 @@
 // data), and the staging copies of its padded collectives (the runtime's,
 // planned apart: two 64-byte copies overlap at most).
 // CHECK-LABEL: func @zero_program_step
-// CHECK-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0>, zrt.shared_arena_bytes = 576 : i64, zrt.staging_bytes = 128 : i64
+// CHECK-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0, 0, 0>, zrt.shared_arena_bytes = 576 : i64, zrt.staging_bytes = 128 : i64
 // The first gathered weight (60 bytes, comm) and its all-gather's staging
 // copy, each at the start of its own region.
 // CHECK: %[[W0:.*]] = zrt.alloc comm {arena_offset = 0 : i64} : memref<3x5xf32>
@@ -37,7 +37,7 @@
 // SHARED-NOT: zrt.declare_arena
 // SHARED: return
 // SHARED-LABEL: func @zero_program_step
-// SHARED-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0>, zrt.shared_arena_bytes = 576 : i64, zrt.staging_bytes = 128 : i64
+// SHARED-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0, 0, 0>, zrt.shared_arena_bytes = 576 : i64, zrt.staging_bytes = 128 : i64
 // SHARED: %[[HEAD:.*]] = zrt.alloc comm {arena_offset = 64 : i64} : memref<5x2xf32>
 // SHARED-NEXT: zrt.all_gather %{{.*}} -> %[[HEAD]] of "head.weight" :
 // SHARED: %[[AGAIN:.*]] = zrt.alloc comm {arena_offset = 64 : i64} : memref<5x2xf32>
@@ -47,7 +47,7 @@
 // With 4-byte alignment nothing is rounded up to 64: smaller arenas.
 // ALIGN4: zrt.declare_arena grad 196
 // ALIGN4-LABEL: func @zero_program_step
-// ALIGN4-SAME: zrt.arena_bytes = array<i64: 0, 196, 0, 220, 100, 0>
+// ALIGN4-SAME: zrt.arena_bytes = array<i64: 0, 196, 0, 220, 100, 0, 0, 0>
 
 func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,
                    %w0: tensor<3x5xf32> {nn.param = "h.0.fc.weight"}, %b0: tensor<5xf32> {nn.param = "h.0.fc.bias"},

@@ -15,7 +15,7 @@
 // arena that binds: ZRT_ARENA_SHARED is 6), and its temporaries are placed
 // in them.
 // CHECK: llvm.call @zrt_declare_arena(
-// CHECK: llvm.func @zero_program_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {zrt.arena_bytes = array<i64: 0, 128, 0, 256, 64, 0>, zrt.shared_arena_bytes = 256 : i64}
+// CHECK: llvm.func @zero_program_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {zrt.arena_bytes = array<i64: 0, 128, 0, 256, 64, 0, 0, 0>, zrt.shared_arena_bytes = 256 : i64}
 // CHECK: llvm.call @zrt_alloc_in_arena(
 // CHECK-NOT: func.func
 // CHECK-NOT: {{(= |^ *)nn\.}}
