@@ -141,7 +141,7 @@ std::optional<ModelUnits> readModelUnits(llvm::StringRef input,
 
 std::vector<PlanAxis>
 planAxes(const ModelUnits &units, const std::vector<int64_t> &stages,
-         int64_t worldSize, int64_t microBatches,
+         int64_t worldSize, int64_t microBatches, bool searchOffload,
          const std::vector<std::pair<std::string, std::string>> &fixed) {
   size_t half = units.blocks.size() / 2;
   std::vector<std::string> firstHalf(units.blocks.begin(),
@@ -173,6 +173,12 @@ planAxes(const ModelUnits &units, const std::vector<int64_t> &stages,
   axes.push_back({"bucket-bytes", {"0", std::to_string(kDdpBucketBytes)}});
   if (microBatches > 1)
     axes.push_back({"accumulate", {"local", "sharded"}});
+  // "": none, which is never slower, so offload is searched only to fit a
+  // limit (given, it is kept as given like every fixed option).
+  PlanAxis offload{"offload", {""}};
+  if (searchOffload)
+    offload.values.push_back("optimizer");
+  axes.push_back(offload);
   for (PlanAxis &axis : axes)
     for (const auto &[name, value] : fixed)
       if (axis.option == name)

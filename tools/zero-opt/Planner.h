@@ -82,12 +82,15 @@ std::optional<ModelUnits> readModelUnits(llvm::StringRef input,
 /// the world size), keep-gathered (stage 3: none,
 /// every unit, the last half of the blocks), recompute (none, every block,
 /// the first half), prefetch (-1, 1 and, at stage 3, 2), bucket-bytes (0
-/// and PyTorch DDP's 25 MiB), and with `microBatches` > 1 the accumulation
-/// (local, sharded). `fixed` holds the options the user gave, which are not
-/// searched.
+/// and PyTorch DDP's 25 MiB), with `microBatches` > 1 the accumulation
+/// (local, sharded), and with `searchOffload` (a memory limit to fit) the
+/// optimizer's offload to the host (none, optimizer: it only ever saves
+/// memory, at the cost of the copies and a host update). `fixed` holds the
+/// options the user gave, which are not searched.
 std::vector<PlanAxis> planAxes(const ModelUnits &units,
                                const std::vector<int64_t> &stages,
                                int64_t worldSize, int64_t microBatches,
+                               bool searchOffload,
                                const std::vector<std::pair<std::string,
                                                            std::string>> &fixed);
 

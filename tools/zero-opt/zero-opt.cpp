@@ -524,9 +524,9 @@ void suggestFittingConfiguration(StringRef input, DialectRegistry &registry) {
 }
 
 /// The options --plan and --stage=auto search.
-constexpr std::array<StringLiteral, 7> kPlannedOptions = {
+constexpr std::array<StringLiteral, 8> kPlannedOptions = {
     "stage",    "shard-group-size", "keep-gathered", "recompute",
-    "prefetch", "bucket-bytes",     "accumulate"};
+    "prefetch", "bucket-bytes",     "accumulate",    "offload"};
 
 /// --plan / --stage=auto: searches the configurations of `input` (the flags
 /// given fix theirs), prints the ranking (--plan) or a note of the choice
@@ -571,7 +571,7 @@ FailureOr<zero::PlanCandidate> planConfiguration(StringRef input,
   }
   std::vector<zero::PlanAxis> axes =
       zero::planAxes(*units, {0, 1, 2, 3}, parsed.worldSize, parsed.gradAccum,
-                     fixed);
+                     /*searchOffload=*/limit.has_value(), fixed);
   zero::PlanResult result =
       zero::searchPlans(input, registry, base, axes, limit);
   std::string header = llvm::formatv(
