@@ -27,8 +27,10 @@
 // (zrt_alloc_in_arena). The staging copies of padded
 // collectives are the runtime's own; they are planned apart (`zrt.staging_
 // bytes`), so that the report can state them, and not reserved. Host
-// buffers (--offload=optimizer) are not the device's memory to plan: they
-// stay the runtime's host allocations.
+// buffers (--offload=optimizer's staging) are planned too, in an arena of
+// their own category in host memory, whichever plan binds for the device:
+// the runtime reserves it once (pinned, on a GPU) instead of allocating
+// host memory for every copy of every step.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PassUtils.h"
@@ -96,21 +98,28 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
       for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
         arenaBytes[c] = std::max(arenaBytes[c], planned[c]);
     }
-    int64_t perCategoryBytes = 0;
-    for (int64_t bytes : arenaBytes)
-      perCategoryBytes += bytes;
-    if (shareArenas && sharedBytes < perCategoryBytes) {
+    // The host arenas are the same in both plans (their buffers are
+    // placed among themselves either way).
+    bool shared = shareArenas && sharedBytes < devicePart(arenaBytes);
+    if (shared)
       for (func::FuncOp func : bodies)
         plan(func, groups, /*shared=*/true);
-      declareArenas(describe, {}, sharedBytes);
-    } else {
-      declareArenas(describe, arenaBytes, 0);
-    }
+    declareArenas(describe, arenaBytes, shared ? sharedBytes : 0);
+  }
+
+  /// The bytes of the device's arenas among `arenaBytes`.
+  static int64_t devicePart(ArrayRef<int64_t> arenaBytes) {
+    int64_t bytes = 0;
+    for (auto [category, size] : llvm::enumerate(arenaBytes))
+      if (!zrt_mem_category_is_host(int32_t(category)))
+        bytes += size;
+    return bytes;
   }
 
   /// The description's arenas, at its end (replacing those of an earlier
   /// plan): the shared one when `sharedBytes` is positive, else one
-  /// zrt.declare_arena per category with temporaries.
+  /// zrt.declare_arena per device category with temporaries; and one per
+  /// host category with temporaries in both cases.
   static void declareArenas(func::FuncOp describe,
                             ArrayRef<int64_t> arenaBytes,
                             int64_t sharedBytes) {
@@ -122,7 +131,8 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     if (sharedBytes > 0)
       zrt::DeclareSharedArenaOp::create(b, describe.getLoc(), sharedBytes);
     for (auto [category, bytes] : llvm::enumerate(arenaBytes))
-      if (bytes > 0)
+      if (bytes > 0 && (sharedBytes == 0 ||
+                        zrt_mem_category_is_host(int32_t(category))))
         zrt::DeclareArenaOp::create(b, describe.getLoc(),
                                     static_cast<zrt::MemCategory>(category),
                                     bytes);
@@ -145,8 +155,6 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     for (Operation &op : func.getBody().front()) {
       ++position;
       if (auto alloc = dyn_cast<zrt::AllocOp>(op)) {
-        if (zrt_mem_category_is_host(int32_t(alloc.getCategory())))
-          continue;
         byAlloc[alloc] = buffers.size();
         buffers.push_back({int32_t(alloc.getCategory()), alloc.getByteSize(),
                            position, ~0u, alloc, /*staging=*/false});
@@ -195,9 +203,11 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
     SmallVector<int64_t> arenaBytes(kStaging + 1, 0);
     SmallVector<SmallVector<PlannedBuffer *>> placed(kStaging + 1);
     for (PlannedBuffer *buffer : order) {
-      int region = buffer->staging ? kStaging
-                   : shared        ? 0
-                                   : buffer->category;
+      // Host memory is never shared with the device's.
+      bool host = zrt_mem_category_is_host(buffer->category);
+      int region = buffer->staging     ? kStaging
+                   : shared && !host ? 0
+                                     : buffer->category;
       // The buffers already placed that are live at the same time, by
       // offset; take the lowest gap that holds this one.
       SmallVector<PlannedBuffer *> conflicts;
@@ -230,10 +240,9 @@ struct PlanMemoryPass : zero::impl::PlanMemoryBase<PlanMemoryPass> {
                     b.getDenseI64ArrayAttr(arenaBytes));
     func->setAttr(zrt::kStagingBytesAttrName,
                   b.getI64IntegerAttr(placedStaging(buffers)));
-    int64_t total = 0;
-    for (int64_t bytes : arenaBytes)
-      total += bytes;
-    return total;
+    // The device's bytes: the shared plan's region 0, or every device
+    // category's.
+    return shared ? arenaBytes[0] : devicePart(arenaBytes);
   }
 
   /// The bytes the staging copies need at most at once, as placed.

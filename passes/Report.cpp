@@ -338,7 +338,7 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
       int64_t total = 0;
       for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c) {
         if (zrt_mem_category_is_host(c))
-          continue; // The host allocator's, not an arena.
+          continue; // Below, apart from the device's.
         int64_t bytes = a.persistent[c] + a.transient[c];
         total += bytes;
         os << llvm::formatv("  {0,-12} {1,16} = {2} + {3}\n",
@@ -346,9 +346,13 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                             a.transient[c]);
       }
       os << llvm::formatv("  {0,-12} {1,16}\n", "total", total);
-      int64_t transient = 0;
-      for (int64_t bytes : a.transient)
-        transient += bytes;
+      int64_t transient = 0, hostBytes = 0;
+      for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c) {
+        if (zrt_mem_category_is_host(c))
+          hostBytes += a.persistent[c] + a.transient[c];
+        else
+          transient += a.transient[c];
+      }
       os << llvm::formatv("  temporaries of all categories in one shared "
                           "arena: {0} bytes, against {1} in one arena per "
                           "category; reserved: {2}\n",
@@ -360,6 +364,17 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
       os << llvm::formatv("  and up to {0} bytes of collective staging, which "
                           "the runtime allocates as padded collectives run\n",
                           a.staging);
+      if (hostBytes) {
+        os << "  in host memory (arguments + temporaries in a host arena of "
+              "their own):\n";
+        for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
+          if (zrt_mem_category_is_host(c))
+            os << llvm::formatv("  {0,-14} {1,14} = {2} + {3}\n",
+                                kMemoryCategoryNames[c],
+                                a.persistent[c] + a.transient[c],
+                                a.persistent[c], a.transient[c]);
+        os << llvm::formatv("  {0,-14} {1,14}\n", "host total", hostBytes);
+      }
     }
     os << "runtime workspace on the CUDA backend (bytes; not in the "
           "categories):\n";
@@ -414,10 +429,8 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     llvm::json::Object memory, traffic, calls, elementBytes, arenas;
     if (a.planned)
       for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
-        if (!zrt_mem_category_is_host(c))
-          arenas[kMemoryCategoryNames[c]] = llvm::json::Object{
-              {"arguments", a.persistent[c]},
-              {"temporaries", a.transient[c]}};
+        arenas[kMemoryCategoryNames[c]] = llvm::json::Object{
+            {"arguments", a.persistent[c]}, {"temporaries", a.transient[c]}};
     for (int c = 0; c < ZRT_MEM_NUM_CATEGORIES; ++c)
       memory[kMemoryCategoryNames[c]] = l.peak[c];
     memory["total"] = l.peakTotal;

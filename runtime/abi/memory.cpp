@@ -19,8 +19,9 @@
 // planned place.
 //
 // The host categories (ZRT_MEM_HOST_*, --offload=optimizer) are host
-// memory, never in an arena, and the ledger keeps their bytes apart from
-// the device's total.
+// memory (DeviceRuntime::allocateHost: pinned on a GPU), with arenas of
+// their own beside the device's (shared or not), and the ledger keeps their
+// bytes apart from the device's total.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,10 +90,6 @@ extern "C" void zrt_declare_arena(zrt_context *ctx, int32_t category,
                                   int64_t bytes) {
   if (category != ZRT_ARENA_SHARED)
     checkCategory("zrt_declare_arena", category);
-  if (zrt_mem_category_is_host(category))
-    fatal("zrt_declare_arena: the %s category is host memory, which has no "
-          "arena",
-          categoryName(category));
   zrt_context::Arena &arena = ctx->arenas[category];
   if (arena.bytes)
     fatal("zrt_declare_arena: the %s arena is declared twice",
@@ -101,11 +98,13 @@ extern "C" void zrt_declare_arena(zrt_context *ctx, int32_t category,
     fatal("zrt_declare_arena: the %s arena has %lld bytes; expected a "
           "positive size",
           arenaName(category), (long long)bytes);
-  // A temporary has one place: in its category's arena or in the shared
-  // one, never a choice between the two.
+  // A device temporary has one place: in its category's arena or in the
+  // shared one, never a choice between the two. Host arenas are apart.
   bool shared = category == ZRT_ARENA_SHARED;
   for (int other = 0; other <= ZRT_ARENA_SHARED; ++other)
-    if (ctx->arenas[other].bytes && (other == ZRT_ARENA_SHARED) != shared)
+    if (ctx->arenas[other].bytes && !zrt_mem_category_is_host(category) &&
+        !zrt_mem_category_is_host(other) &&
+        (other == ZRT_ARENA_SHARED) != shared)
       fatal("zrt_declare_arena: the %s arena and the %s arena are both "
             "declared; a program's temporaries share one arena or have one "
             "per category",
@@ -120,7 +119,9 @@ static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
                        int32_t index) {
   if (arena.base)
     return arena.base;
-  void *base = ctx->runtime->allocateArena(slotBytes(arena.bytes));
+  void *base = zrt_mem_category_is_host(index)
+                   ? ctx->runtime->allocateHost(slotBytes(arena.bytes))
+                   : ctx->runtime->allocateArena(slotBytes(arena.bytes));
   if (!base)
     fatal("zrt_alloc_in_arena: out of memory reserving the %s arena of %lld "
           "bytes (%lld bytes already allocated)",
@@ -132,12 +133,10 @@ static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
 extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
                                     int32_t category, int64_t offset) {
   checkCategory("zrt_alloc_in_arena", category);
-  if (zrt_mem_category_is_host(category))
-    fatal("zrt_alloc_in_arena: the %s category is host memory, which has no "
-          "arena: the program's memory plan is corrupt",
-          categoryName(category));
-  int32_t index =
-      ctx->arenas[ZRT_ARENA_SHARED].bytes ? ZRT_ARENA_SHARED : category;
+  bool host = zrt_mem_category_is_host(category);
+  int32_t index = ctx->arenas[ZRT_ARENA_SHARED].bytes && !host
+                      ? ZRT_ARENA_SHARED
+                      : category;
   zrt_context::Arena &arena = ctx->arenas[index];
   if (bytes < 0 || offset < 0 || offset % kBufferAlignment ||
       offset + bytes > arena.bytes)
@@ -153,7 +152,7 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
   // Zero-filled, as zrt_alloc's memory: a packed bucket's padding relies
   // on it. On a device the fill is queued after every earlier kernel, so
   // the range's previous tenant is done with it.
-  if (ctx->runtime->hostAddressable())
+  if (host || ctx->runtime->hostAddressable())
     std::memset(ptr, 0, bytes);
   else
     zrt_fill(ctx, ZRT_BF16, ptr, bytes / 2, 0.0f);
@@ -163,7 +162,7 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
     fatal("zrt_alloc_in_arena: offset %lld of the %s arena is still held by "
           "a live buffer: the program's memory plan is corrupt",
           (long long)offset, arenaName(index));
-  slot = {bytes, category, /*inArena=*/true};
+  slot = {bytes, category, /*inArena=*/true, host};
   charge(ctx->ledger, category, bytes);
   arena.used =
       std::max(arena.used, std::min(offset + slotBytes(bytes), arena.bytes));

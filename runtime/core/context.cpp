@@ -128,13 +128,24 @@ void destroyContext(zrt_context *ctx) {
   ctx->runtime->synchronize();
   warnUnwaited(ctx);
   ctx->commQueue.reset();
-  for (auto &entry : ctx->allocations)
-    if (!entry.second.inArena)
+  for (auto &entry : ctx->allocations) {
+    if (entry.second.inArena)
+      continue;
+    if (entry.second.host)
+      ctx->runtime->releaseHost(entry.first);
+    else
       ctx->runtime->release(entry.first);
+  }
   ctx->allocations.clear();
-  for (zrt_context::Arena &arena : ctx->arenas)
-    if (arena.base)
-      ctx->runtime->release(arena.base);
+  for (int index = 0; index <= ZRT_ARENA_SHARED; ++index) {
+    char *base = ctx->arenas[index].base;
+    if (!base)
+      continue;
+    if (zrt_mem_category_is_host(index))
+      ctx->runtime->releaseHost(base);
+    else
+      ctx->runtime->release(base);
+  }
   ctx->kernels = nullptr;
   ctx->runtime.reset();
   for (CommGroup &group : ctx->groups)

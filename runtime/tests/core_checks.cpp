@@ -124,6 +124,32 @@ void checkOffloadEntries(Checker &check) {
                    l.currentHost == 0 && l.currentTotal == 0 &&
                        ctx->allocations.empty());
   destroyContext(ctx);
+
+  // A host arena beside the shared one: host temporaries go to their own
+  // block, zero-filled on reuse, charged to host memory.
+  ctx = createLocalContext();
+  zrt_declare_arena(ctx, ZRT_ARENA_SHARED, 512);
+  zrt_declare_arena(ctx, ZRT_MEM_HOST_STAGING, 256);
+  auto *hostTemp =
+      (float *)zrt_alloc_in_arena(ctx, 128, ZRT_MEM_HOST_STAGING, 128);
+  void *deviceTemp = zrt_alloc_in_arena(ctx, 128, ZRT_MEM_GRAD, 128);
+  char *hostBase = ctx->arenas[ZRT_MEM_HOST_STAGING].base;
+  check.expectTrue("host arena: its own block beside the shared one",
+                   hostBase && (char *)hostTemp == hostBase + 128 &&
+                       (char *)deviceTemp ==
+                           ctx->arenas[ZRT_ARENA_SHARED].base + 128);
+  check.expectTrue("host arena: charged to host memory",
+                   ctx->ledger.currentHost == 128 &&
+                       ctx->ledger.currentTotal == 128 &&
+                       ctx->arenas[ZRT_MEM_HOST_STAGING].used == 256);
+  hostTemp[0] = 3.0f;
+  zrt_free(ctx, hostTemp);
+  hostTemp = (float *)zrt_alloc_in_arena(ctx, 128, ZRT_MEM_HOST_STAGING, 128);
+  check.expectTrue("host arena: a reused range is zero-filled",
+                   hostTemp[0] == 0.0f);
+  zrt_free(ctx, hostTemp);
+  zrt_free(ctx, deviceTemp);
+  destroyContext(ctx);
 }
 
 void checkSharedArena(Checker &check) {

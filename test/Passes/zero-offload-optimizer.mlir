@@ -70,21 +70,22 @@ func.func @forward(%x: tensor<8x3xf32> {nn.data = "features"},
 // BF16-NEXT: return %{{.*}}, %[[UP]], %[[NEW]], %[[M]], %[[V]]
 
 // The zrt program: the host state is declared `host`; the copies stage
-// through host_staging buffers, which zero-plan-memory leaves to the
-// runtime's host allocator (no arena offset); the update and the cast run
-// on the host, and the bf16 parameter shard is written in place.
+// through host_staging buffers, which zero-plan-memory places in a host
+// arena of their own (beside the device's shared one); the update and the
+// cast run on the host, and the bf16 parameter shard is written in place.
 // ZRT: zrt.declare_arg 2 "fc.weight" param sharded init
 // ZRT-NEXT: zrt.declare_arg 3 "fc.weight" master sharded host init
 // ZRT-NEXT: zrt.declare_arg 4 "adam_m.fc.weight" adam_m sharded host init
 // ZRT-NEXT: zrt.declare_arg 5 "adam_v.fc.weight" adam_v sharded host init
 // ZRT-NEXT: zrt.declare_arg 6 "lr" lr init
-// ZRT-NOT: zrt.declare_arena host
+// ZRT: zrt.declare_shared_arena
+// ZRT-NEXT: zrt.declare_arena host_staging 512
 // ZRT-LABEL: func.func @zero_program_step
-// ZRT-SAME: zrt.arena_bytes = array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 0>
-// ZRT: %[[G:.*]] = zrt.alloc host_staging : memref<8xbf16>
+// ZRT-SAME: zrt.arena_bytes = array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 512>
+// ZRT: %[[G:.*]] = zrt.alloc host_staging {arena_offset = {{[0-9]+}} : i64} : memref<8xbf16>
 // ZRT-NEXT: zrt.copy_to_host %{{.*}} to %[[G]] : memref<8xbf16>
 // ZRT: zrt.adamw %arg3, %[[G]], %arg4, %arg5 -> %arg3, %arg4, %arg5 {{.*}} on_host
-// ZRT: %[[P:.*]] = zrt.alloc host_staging : memref<8xbf16>
+// ZRT: %[[P:.*]] = zrt.alloc host_staging {arena_offset = {{[0-9]+}} : i64} : memref<8xbf16>
 // ZRT-NEXT: zrt.cast %arg3 -> %[[P]] on_host : memref<8xf32> -> memref<8xbf16>
 // ZRT-NEXT: zrt.copy_to_device %[[P]] to %arg2 : memref<8xbf16>
 // ZRT-NEXT: zrt.free %[[P]]

@@ -99,14 +99,17 @@ def main():
             wrong.append(f"comm by group: predicted "
                          f"{report.get('traffic_per_group')}, measured {groups}")
         # The plan binds: the runtime reserves each planned arena (the one
-        # shared by all categories, or one per category), and the program's
-        # temporaries fill it to the last byte.
+        # shared by all categories, or one per category, and the host
+        # categories' own), and the program's temporaries fill it to the
+        # last byte.
+        planned_arenas = {category: planned["temporaries"] for category,
+                          planned in report["planned_arena_bytes"].items()
+                          if planned["temporaries"]}
         if report["shared_arena_binds"]:
-            planned_arenas = {"shared": report["planned_shared_arena_bytes"]}
-        else:
-            planned_arenas = {category: planned["temporaries"] for category,
-                              planned in report["planned_arena_bytes"].items()
-                              if planned["temporaries"]}
+            planned_arenas = {category: bytes for category, bytes
+                              in planned_arenas.items()
+                              if category.startswith("host_")}
+            planned_arenas["shared"] = report["planned_shared_arena_bytes"]
         if set(arenas) != set(planned_arenas):
             wrong.append(f"arenas reserved {sorted(arenas)}, planned "
                          f"{sorted(planned_arenas)}")
@@ -121,7 +124,8 @@ def main():
             continue
         states = sum(predicted[k] for k in ("param", "grad", "optimizer"))
         total = sum(report["traffic_bytes_per_step"].values())
-        reserved = sum(planned_arenas.values())
+        reserved = sum(bytes for name, bytes in planned_arenas.items()
+                       if not name.startswith("host_"))
         host = (f", host {predicted['host_total']} bytes"
                 if predicted.get("host_total") else "")
         print(f"stage {stage} world size {world}: measured = predicted: peak "
