@@ -113,8 +113,9 @@ typedef enum zrt_mem_category {
   ZRT_MEM_COMM = 4, /* gathered copies and collective staging buffers */
   ZRT_MEM_DATA = 5,
   /* Host memory (zero-opt --offload=optimizer): on a GPU pinned host memory,
-   * on the CPU an allocation of its own, and apart from the device's
-   * categories in the ledger's totals. */
+   * on the CPU an allocation of its own; a host category's arena is its own
+   * (never the shared one), and the ledger keeps these bytes apart from the
+   * device's total. */
   ZRT_MEM_HOST_OPTIMIZER = 6, /* moments and master weights on the host */
   ZRT_MEM_HOST_STAGING = 7,   /* what the host optimizer reads and writes:
                                  gradient and parameter copies, scalars */
@@ -269,7 +270,8 @@ void zrt_free(zrt_context *ctx, void *ptr);
  * buffer. The step and apply functions share it (they never run at once). */
 void zrt_declare_arena(zrt_context *ctx, int32_t category, int64_t bytes);
 /* A temporary at its planned place: `bytes` at `offset` of the arena of
- * `category` (of the shared arena when one is declared), zero-filled and charged to the ledger as zrt_alloc does; freed
+ * `category` (of the shared arena when one is declared, unless `category`
+ * is a host one), zero-filled and charged to the ledger as zrt_alloc does; freed
  * with zrt_free (which gives the range back to the plan, not to the
  * allocator). A range outside the declared arena stops the job with a
  * message. */
