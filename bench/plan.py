@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The planner's choices, and its predictions against a run on this machine.
 
-  python3 bench/plan.py [--reps 2] [--steps 4] [--out bench/results/plan.md]
+  python3 bench/plan.py [--reps 2] [--steps 5] [--out bench/results/plan.md]
 
 1. Calibrates this machine with the runtime's --calibrate on 2 ranks (GPT-2
    124M, 4 x 128 tokens, --data: the program's own GEMMs).
@@ -13,12 +13,14 @@
    the planner trades, not a cluster's times.)
 3. At N = 2 on this machine: GPT-2 124M (fp32, 4 x 128 tokens) under three
    limits, `--stage=auto` compiles the choice, which runs --reps times for
-   --steps steps; the runtime's time per step (median) and its ledger's
+   --steps steps; the runtime's time per step (the median of the steps
+   after each run's first) and its ledger's
    peak against the prediction. The first- and second-ranked configurations
    of the smallest limit run too, to see whether the ranking holds.
 Run from the repository root after scripts/build.sh.
 """
 import argparse
+import json
 import os
 import re
 import statistics
@@ -56,14 +58,20 @@ def plan(args):
 
 
 def run(exe, data, ranks, steps):
+    """One run: the median step time after the first (which warms the
+    arenas and the caches, and which the prediction, of a steady step, does
+    not include), from the runtime's --log-json, and the ledger's peak."""
+    log = exe + ".jsonl"
     out = sh(["mpirun", "--oversubscribe", "--bind-to", "none", "-np",
-              str(ranks), exe, f"--data={data}", f"--steps={steps}"],
-             env=mpi_env()).stdout
-    time = peak = None
+              str(ranks), exe, f"--data={data}", f"--steps={steps}",
+              f"--log-json={log}"], env=mpi_env()).stdout
+    with open(log) as f:
+        ms = [json.loads(line)["ms_per_step"] for line in f
+              if "ms_per_step" in line]
+    time = statistics.median(ms[1:]) * 1e-3
+    peak = None
     for line in out.splitlines():
-        if line.startswith("time per step:"):
-            time = float(line.split()[3]) * 1e-3
-        elif line.startswith("memory peak total:"):
+        if line.startswith("memory peak total:"):
             peak = int(line.split()[3])
     return time, peak
 
@@ -72,7 +80,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/results/plan.md"))
     options = parser.parse_args()
     work = tempfile.mkdtemp(prefix="zero-plan-")
@@ -151,8 +159,8 @@ def main():
                     f"{cells[0]} | {cells[1]} |\n")
         f.write("\n## Predicted against measured, N = 2 on this machine\n\n"
                 f"GPT-2 124M, fp32, 4 x 128 tokens a step; time per step: the "
-                f"runtime's, median of {options.reps} runs of {options.steps} "
-                "steps; peak: the runtime's ledger (max over ranks). Under the "
+                f"runtime's (`--log-json`), median of the steps after the first "
+                f"in {options.reps} runs of {options.steps} steps; peak: the runtime's ledger (max over ranks). Under the "
                 "smallest limit the first two ranked configurations run.\n\n")
         f.write("| limit | rank | configuration | predicted step s | measured | "
                 "measured / predicted | predicted peak | measured peak |\n"

@@ -469,6 +469,33 @@ def PlanMemory : Pass<"zero-plan-memory", "::mlir::ModuleOp"> {
   ];
 }
 
+def ElideZeroFills : Pass<"zero-elide-zero-fills", "::mlir::ModuleOp"> {
+  let summary = "Skips the zero-fill of buffers that their first kernel overwrites";
+  let description = [{
+    Input: the planned zrt program of `zero-plan-memory`. A `zrt.alloc`
+    comes zero-filled, which only a buffer read before it is written in full
+    needs (a packed bucket's padding, a kernel that accumulates into its
+    output). This pass marks `unfilled` every planned `zrt.alloc` whose
+    first user in the function's order is a kernel that writes the buffer
+    (or a `zrt.view` of it) as a whole output and does not read it: GEMMs,
+    elementwise kernels and their gradients, casts, the norms' outputs and
+    input gradients, rope, attention's output, the embedding lookup, the
+    cross-entropy's logit gradient, column slices, and all-gathers (stage
+    3's gathered parameters). Everything else, and
+    every unplanned buffer, stays filled. The runtime then allocates the
+    buffer with `zrt_alloc_in_arena_unfilled`, and the time model charges no
+    fill for it.
+
+    ```mlir
+    // Before: filled, then overwritten by the GEMM.
+    %c = zrt.alloc activation {arena_offset = 0 : i64} : memref<4x6xf32>
+    zrt.matmul %a, %b -> %c : memref<4x5xf32>, memref<5x6xf32> -> memref<4x6xf32>
+    // After:
+    %c = zrt.alloc activation {arena_offset = 0 : i64, unfilled} : memref<4x6xf32>
+    ```
+  }];
+}
+
 def Report : Pass<"zero-report", "::mlir::ModuleOp"> {
   let summary = "Predicts each rank's peak memory and traffic per step";
   let description = [{

@@ -188,6 +188,7 @@ void buildProgramPipeline(OpPassManager &pm, const StageOptions &options,
                                       /*maxInflightReductions=*/1}));
   pm.addPass(createLowerToRuntime());
   pm.addPass(createPlanMemory());
+  pm.addPass(createElideZeroFills());
   if (!options.memoryLimit.empty())
     pm.addPass(createCheckMemoryLimit({options.memoryLimit}));
   PredictScheduleOptions schedule;

@@ -78,7 +78,8 @@ double TimeModel::kernelSeconds(Operation *op) const {
     return 0;
   int64_t bytes = 0;
   if (auto alloc = dyn_cast<zrt::AllocOp>(op)) {
-    bytes = alloc.getByteSize(); // zero-filled as it is allocated
+    // Zero-filled as it is allocated, unless its first kernel overwrites it.
+    bytes = alloc.isZeroFilled() ? alloc.getByteSize() : 0;
   } else if (auto copy = dyn_cast<zrt::CopyOp>(op)) {
     bytes = 2 * int64_t(copy.getBytes());
   } else {

@@ -109,10 +109,14 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
         I32 category{int32_t(alloc.getCategory())};
         // A planned buffer at its place in the arena; else the allocator's.
         std::optional<uint64_t> offset = alloc.getArenaOffset();
-        emit.lowered[alloc] =
-            offset ? ZRT_CALL(zrt_alloc_in_arena, bytes, category,
-                              I64{int64_t(*offset)})
-                   : ZRT_CALL(zrt_alloc, bytes, category);
+        if (!offset)
+          emit.lowered[alloc] = ZRT_CALL(zrt_alloc, bytes, category);
+        else if (alloc.isZeroFilled())
+          emit.lowered[alloc] = ZRT_CALL(zrt_alloc_in_arena, bytes, category,
+                                         I64{int64_t(*offset)});
+        else
+          emit.lowered[alloc] = ZRT_CALL(zrt_alloc_in_arena_unfilled, bytes,
+                                         category, I64{int64_t(*offset)});
         return success();
       })
       .Case([&](FreeOp free) {

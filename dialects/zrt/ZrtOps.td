@@ -222,23 +222,32 @@ def Zrt_DeclareCollectivePlanOp : Zrt_Op<"declare_collective_plan"> {
 //===--- Memory ------------------------------------------------------------===//
 
 def Zrt_AllocOp : Zrt_Op<"alloc"> {
-  let summary = "a zero-filled buffer charged to a ledger category";
+  let summary = "a buffer charged to a ledger category, zero-filled unless `unfilled`";
   let description = [{
     `zrt_alloc` of the buffer's bytes. `zero-plan-memory` adds
     `arena_offset`, the buffer's place in its category's arena
     (`zrt.declare_arena`); the buffer is then `zrt_alloc_in_arena` there.
+    Memory comes zero-filled (a packed bucket's padding relies on it) unless
+    `zero-elide-zero-fills` marked the buffer `unfilled`: its first user
+    writes every element before anything reads one, so a planned buffer is
+    `zrt_alloc_in_arena_unfilled` and keeps what its range held. (An
+    unplanned buffer is filled either way.)
 
     ```mlir
     %0 = zrt.alloc activation : memref<4x5xf32>
+    %1 = zrt.alloc activation {arena_offset = 128 : i64, unfilled} : memref<4x5xf32>
     ```
   }];
   let arguments = (ins Zrt_MemCategory:$category,
-                       OptionalAttr<I64Attr>:$arena_offset);
+                       OptionalAttr<I64Attr>:$arena_offset,
+                       UnitAttr:$unfilled);
   let results = (outs Zrt_Buffer:$buffer);
   let assemblyFormat = "$category attr-dict `:` type($buffer)";
   let extraClassDeclaration = [{
     /// The bytes the runtime allocates and charges.
     int64_t getByteSize() { return ::zero::zrt::getByteSize(getBuffer()); }
+    /// Whether the runtime zero-fills the buffer as it allocates it.
+    bool isZeroFilled() { return !getUnfilled() || !getArenaOffset(); }
   }];
 }
 

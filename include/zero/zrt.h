@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 17
+#define ZRT_ABI_VERSION 18
 
 typedef struct zrt_context zrt_context;
 
@@ -276,6 +276,11 @@ void zrt_declare_arena(zrt_context *ctx, int32_t category, int64_t bytes);
  * allocator). A range outside the declared arena stops the job with a
  * message. */
 void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes, int32_t category,
+                         int64_t offset);
+/* zrt_alloc_in_arena without the zero-fill: the bytes keep what the range
+ * held. For a buffer whose first kernel writes every element before anything
+ * reads one (zero-elide-zero-fills marks it `unfilled`). */
+void *zrt_alloc_in_arena_unfilled(zrt_context *ctx, int64_t bytes, int32_t category,
                          int64_t offset);
 
 /*===--- Kernels (CPU backend: OpenBLAS + plain loops) --------------------===*

@@ -130,9 +130,11 @@ static char *arenaBase(zrt_context *ctx, zrt_context::Arena &arena,
   return arena.base = static_cast<char *>(base);
 }
 
-extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
-                                    int32_t category, int64_t offset) {
-  checkCategory("zrt_alloc_in_arena", category);
+/// zrt_alloc_in_arena and its unfilled twin (`op` names the entry in the
+/// messages).
+static void *allocInArena(zrt_context *ctx, const char *op, int64_t bytes,
+                          int32_t category, int64_t offset, bool zeroFill) {
+  checkCategory(op, category);
   bool host = zrt_mem_category_is_host(category);
   int32_t index = ctx->arenas[ZRT_ARENA_SHARED].bytes && !host
                       ? ZRT_ARENA_SHARED
@@ -140,33 +142,49 @@ extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
   zrt_context::Arena &arena = ctx->arenas[index];
   if (bytes < 0 || offset < 0 || offset % kBufferAlignment ||
       offset + bytes > arena.bytes)
-    fatal("zrt_alloc_in_arena: %lld bytes at offset %lld are not inside the "
+    fatal("%s: %lld bytes at offset %lld are not inside the "
           "%s arena of %lld bytes (zrt_declare_arena), or the offset is not "
           "%lld-byte aligned: the program's memory plan is corrupt",
-          (long long)bytes, (long long)offset, arenaName(index),
+          op, (long long)bytes, (long long)offset, arenaName(index),
           (long long)arena.bytes, (long long)kBufferAlignment);
   if (bytes % 2)
-    fatal("zrt_alloc_in_arena: %lld bytes is no whole number of elements",
+    fatal("%s: %lld bytes is no whole number of elements", op,
           (long long)bytes);
   char *ptr = arenaBase(ctx, arena, index) + offset;
   // Zero-filled, as zrt_alloc's memory: a packed bucket's padding relies
   // on it. On a device the fill is queued after every earlier kernel, so
-  // the range's previous tenant is done with it.
-  if (host || ctx->runtime->hostAddressable())
-    std::memset(ptr, 0, bytes);
-  else
-    zrt_fill(ctx, ZRT_BF16, ptr, bytes / 2, 0.0f);
+  // the range's previous tenant is done with it. (Unfilled, the first
+  // kernel's write is queued after them the same way.)
+  if (zeroFill) {
+    if (host || ctx->runtime->hostAddressable())
+      std::memset(ptr, 0, bytes);
+    else
+      zrt_fill(ctx, ZRT_BF16, ptr, bytes / 2, 0.0f);
+  }
   std::lock_guard<std::mutex> lock(ctx->memoryMutex);
   zrt_context::Allocation &slot = ctx->allocations[ptr];
   if (slot.bytes || slot.inArena)
-    fatal("zrt_alloc_in_arena: offset %lld of the %s arena is still held by "
+    fatal("%s: offset %lld of the %s arena is still held by "
           "a live buffer: the program's memory plan is corrupt",
-          (long long)offset, arenaName(index));
+          op, (long long)offset, arenaName(index));
   slot = {bytes, category, /*inArena=*/true, host};
   charge(ctx->ledger, category, bytes);
   arena.used =
       std::max(arena.used, std::min(offset + slotBytes(bytes), arena.bytes));
   return ptr;
+}
+
+extern "C" void *zrt_alloc_in_arena(zrt_context *ctx, int64_t bytes,
+                                    int32_t category, int64_t offset) {
+  return allocInArena(ctx, "zrt_alloc_in_arena", bytes, category, offset,
+                      /*zeroFill=*/true);
+}
+
+extern "C" void *zrt_alloc_in_arena_unfilled(zrt_context *ctx, int64_t bytes,
+                                             int32_t category,
+                                             int64_t offset) {
+  return allocInArena(ctx, "zrt_alloc_in_arena_unfilled", bytes, category,
+                      offset, /*zeroFill=*/false);
 }
 
 extern "C" void zrt_free(zrt_context *ctx, void *ptr) {

@@ -221,7 +221,7 @@ std::string writeCalibration(zrt_context *ctx, const std::string &path,
                     "written to '%s' (zero-opt --calibration=%s)\n",
                     c.gemmFlops / 1e9,
                     c.gemmFromProgram
-                        ? "the program's own, over two steps"
+                        ? "the program's own, median of four steps"
                         : "synthetic shapes; a language model's own with "
                           "--data",
                     c.memoryBandwidth / 1e9, c.linkBandwidth / 1e9,

@@ -27,6 +27,7 @@
 #include "cpu/comm_queue.h"
 #include "core/trace.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -449,11 +450,13 @@ private:
   Batches batches;
 };
 
-/// --calibrate: over two training steps after one to warm up, the rate of
+/// --calibrate: over four training steps after one to warm up, the rate of
 /// the program's own GEMMs (their FLOPs over their time), the mean time of
 /// a collective start, and what the step spends outside kernels, starts and
-/// waits per kernel, each the slowest rank's, into `calibration`. The steps
-/// train the freshly initialised weights, which nothing saves.
+/// waits per kernel. Each is the median of the four steps' values (a step
+/// that another process on the machine slowed does not set them), then the
+/// slowest rank's, into `calibration`. The steps train the freshly
+/// initialised weights, which nothing saves.
 static std::string measureProgramSteps(zrt_context *ctx, Options &options,
                                        const ProgramEntries &program,
                                        Calibration &calibration) {
@@ -465,22 +468,36 @@ static std::string measureProgramSteps(zrt_context *ctx, Options &options,
     if (!error.empty())
       return error;
   }
-  constexpr int64_t kWarmUp = 1, kTimed = 2;
-  double warmUp = 0, seconds = 0;
+  constexpr int64_t kWarmUp = 1, kTimed = 4;
+  // Per timed step: the GEMM rate, and the two costs negated to share one
+  // MIN reduction with it (the slowest rank's rate, its largest costs).
+  std::vector<double> rates, starts, outsides;
   for (int64_t step = 0; step < kWarmUp + kTimed; ++step) {
+    ctx->timing = {};
     ctx->timing.on = step >= kWarmUp;
-    runStep(ctx, step, program, batches, buffers, options,
-            step < kWarmUp ? warmUp : seconds);
+    double seconds = 0;
+    runStep(ctx, step, program, batches, buffers, options, seconds);
+    if (step < kWarmUp)
+      continue;
+    const auto &t = ctx->timing;
+    double outside =
+        seconds - double(t.kernelNs + t.startNs + t.waitNs) * 1e-9;
+    if (t.gemmNs > 0)
+      rates.push_back(t.gemmFlops / (double(t.gemmNs) * 1e-9));
+    if (t.starts > 0)
+      starts.push_back(-double(t.startNs) * 1e-9 / double(t.starts));
+    if (t.kernels > 0)
+      outsides.push_back(-std::max(0.0, outside) / double(t.kernels));
   }
   ctx->timing.on = false;
-  const auto &t = ctx->timing;
-  // Three numbers, each the slowest rank's: the GEMM rate (a minimum), and
-  // the two costs (maxima, negated to share one MIN reduction).
-  double outside = seconds - double(t.kernelNs + t.startNs + t.waitNs) * 1e-9;
-  double mine[3] = {
-      t.gemmNs > 0 ? t.gemmFlops / (double(t.gemmNs) * 1e-9) : 0,
-      t.starts > 0 ? -double(t.startNs) * 1e-9 / double(t.starts) : 0,
-      t.kernels > 0 ? -std::max(0.0, outside) / double(t.kernels) : 0};
+  auto median = [](std::vector<double> values) {
+    if (values.empty())
+      return 0.0;
+    std::sort(values.begin(), values.end());
+    size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  };
+  double mine[3] = {median(rates), median(starts), median(outsides)};
   double slowest[3];
   ZRT_MPI_CHECK(
       MPI_Allreduce(mine, slowest, 3, MPI_DOUBLE, MPI_MIN, ctx->comm));

@@ -55,6 +55,16 @@ void checkAllocator(Checker &check) {
   auto *z = (unsigned char *)zrt_alloc_in_arena(ctx, 128, ZRT_MEM_GRAD, 0);
   check.expectTrue("a reused arena range is zero-filled",
                    std::all_of(z, z + 128, [](unsigned char v) { return v == 0; }));
+  // Unfilled (zero-elide-zero-fills): the range keeps what it held, and
+  // the buffer is charged and freed as any other.
+  std::fill(z, z + 128, 0xcd);
+  zrt_free(ctx, z);
+  z = (unsigned char *)zrt_alloc_in_arena_unfilled(ctx, 128, ZRT_MEM_GRAD, 0);
+  check.expectTrue("an unfilled arena range keeps its bytes and is charged",
+                   (char *)z == base &&
+                       std::all_of(z, z + 128,
+                                   [](unsigned char v) { return v == 0xcd; }) &&
+                       l.current[ZRT_MEM_GRAD] == 228);
   zrt_free(ctx, y);
   zrt_free(ctx, z);
   check.expectTrue("arena frees give the range back, not the block",

@@ -9,8 +9,8 @@
 // `zrt-kernel-tests --fault=NAME` instead triggers one error path (bad-label,
 // bad-id, bad-dtype, exact-dtype (a float kernel given ZRT_EXACT),
 // bad-epilogue, gelu-without-pre-activation, huge-alloc,
-// bad-free, outside-arena, arena-overlap) so lit can check the message and
-// the exit code; `--bench-attention` times attention at a GPT-2 head shape.
+// bad-free, outside-arena, arena-overlap, unfilled-overlap) so lit can
+// check the message and the exit code; `--bench-attention` times attention at a GPT-2 head shape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +111,10 @@ static int runFault(const std::string &fault) {
     zrt_declare_arena(ctx, ZRT_MEM_COMM, 256);
     zrt_alloc_in_arena(ctx, 64, ZRT_MEM_COMM, 64);
     zrt_alloc_in_arena(ctx, 64, ZRT_MEM_COMM, 64);
+  } else if (fault == "unfilled-overlap") {
+    zrt_declare_arena(ctx, ZRT_MEM_COMM, 256);
+    zrt_alloc_in_arena(ctx, 64, ZRT_MEM_COMM, 64);
+    zrt_alloc_in_arena_unfilled(ctx, 64, ZRT_MEM_COMM, 64);
   } else {
     std::fprintf(stderr, "unknown fault '%s'\n", fault.c_str());
     return 2;
