@@ -2,6 +2,7 @@
 """The planner's choices, and its predictions against a run on this machine.
 
   python3 bench/plan.py [--reps 2] [--steps 5] [--out bench/results/plan.md]
+                        [--measured-only]
 
 1. Calibrates this machine with the runtime's --calibrate on 2 ranks (GPT-2
    124M, 4 x 128 tokens, --data: the program's own GEMMs).
@@ -17,6 +18,7 @@
    after each run's first) and its ledger's
    peak against the prediction. The first- and second-ranked configurations
    of the smallest limit run too, to see whether the ranking holds.
+   --measured-only skips step 2 (about an hour of planning on 2 cores).
 Run from the repository root after scripts/build.sh.
 """
 import argparse
@@ -82,6 +84,9 @@ def main():
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench/results/plan.md"))
+    parser.add_argument("--measured-only", action="store_true",
+                        help="skip the planner's tables (step 2; about an hour "
+                             "on 2 cores) and write step 3 alone")
     options = parser.parse_args()
     work = tempfile.mkdtemp(prefix="zero-plan-")
     data = token_file(work)
@@ -98,7 +103,7 @@ def main():
 
     # The planner's tables: limits chosen around each model's range.
     tables = []
-    for name, args, limits in (
+    for name, args, limits in () if options.measured_only else (
             ("GPT-2 124M", ["--model=gpt2", "--seq-len=1024", "--batch=16",
                             "--precision=bf16"], ("8GB", "3GB", "1.5GB")),
             ("Llama 3.2 1B", ["--model=llama3.2-1b", "--seq-len=1024", "--batch=16",
@@ -137,16 +142,19 @@ def main():
         f.write("# The planner: choices, and predictions against runs\n\n")
         f.write(f"Machine: {machine()}.\n\n")
         f.write(f"Command: `python3 bench/plan.py --reps {options.reps} --steps "
-                f"{options.steps}`\n\n")
+                f"{options.steps}{' --measured-only' if options.measured_only else ''}`\n\n")
         f.write(f"Time model: the runtime's `--calibrate` on 2 ranks here (GPT-2 "
                 f"124M, its own GEMMs): `{calibrated}`\n\n")
-        f.write("## Choices (`zero-opt --plan`)\n\n16 sequences of 1024 tokens a "
-                "step, bf16 with fp32 master weights and moments; the limit is "
-                "per rank. At 4 and 8 ranks the link numbers are this machine's "
-                "(2 ranks on one host): the tables show what the planner trades "
-                "for memory, not a cluster's step times.\n\n")
-        f.write("| model | N | limit | searched | fit | chosen | peak GB | step s | "
-                "runner-up | peak GB | step s |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+        if tables:
+            f.write("## Choices (`zero-opt --plan`)\n\n16 sequences of 1024 tokens "
+                    "a step, bf16 with fp32 master weights and moments; the "
+                    "limit is per rank. At 4 and 8 ranks the link numbers are "
+                    "this machine's (2 ranks on one host): the tables show what "
+                    "the planner trades for memory, not a cluster's step "
+                    "times.\n\n")
+            f.write("| model | N | limit | searched | fit | chosen | peak GB | "
+                    "step s | runner-up | peak GB | step s |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|---|\n")
         for name, world, limit, searched, fits, rows, error in tables:
             if not rows:
                 f.write(f"| {name} | {world} | {limit} | {searched} | 0 | "
@@ -160,8 +168,9 @@ def main():
         f.write("\n## Predicted against measured, N = 2 on this machine\n\n"
                 f"GPT-2 124M, fp32, 4 x 128 tokens a step; time per step: the "
                 f"runtime's (`--log-json`), median of the steps after the first "
-                f"in {options.reps} runs of {options.steps} steps; peak: the runtime's ledger (max over ranks). Under the "
-                "smallest limit the first two ranked configurations run.\n\n")
+                f"in {options.reps} runs of {options.steps} steps; peak: the "
+                "runtime's ledger (max over ranks). Under the smallest limit "
+                "the first two ranked configurations run.\n\n")
         f.write("| limit | rank | configuration | predicted step s | measured | "
                 "measured / predicted | predicted peak | measured peak |\n"
                 "|---|---|---|---|---|---|---|---|\n")

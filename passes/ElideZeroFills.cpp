@@ -56,6 +56,10 @@ SmallVector<Value, 2> overwrittenOutputs(Operation *op) {
         return Outputs{s.getDgate(), s.getDup()};
       })
       .Case([](zrt::CastOp c) { return Outputs{c.getDst()}; })
+      // Optimizer offload's copies: the whole of `src` into `dst`, of the
+      // same type.
+      .Case<zrt::CopyToHostOp, zrt::CopyToDeviceOp>(
+          [](auto c) { return Outputs{c.getDst()}; })
       .Case<zrt::LayerNormOp, zrt::RmsNormOp>(
           [](auto n) { return Outputs{n.getY()}; })
       .Case<zrt::LayerNormGradOp, zrt::RmsNormGradOp>(

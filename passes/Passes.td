@@ -480,8 +480,8 @@ def ElideZeroFills : Pass<"zero-elide-zero-fills", "::mlir::ModuleOp"> {
     (or a `zrt.view` of it) as a whole output and does not read it: GEMMs,
     elementwise kernels and their gradients, casts, the norms' outputs and
     input gradients, rope, attention's output, the embedding lookup, the
-    cross-entropy's logit gradient, column slices, and all-gathers (stage
-    3's gathered parameters). Everything else, and
+    cross-entropy's logit gradient, column slices, optimizer offload's
+    copies, and all-gathers (stage 3's gathered parameters). Everything else, and
     every unplanned buffer, stays filled. The runtime then allocates the
     buffer with `zrt_alloc_in_arena_unfilled`, and the time model charges no
     fill for it.
