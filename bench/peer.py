@@ -294,8 +294,9 @@ def main():
              "one-thread sgemm time of each shape plus AdamW's bytes at the "
              "measured triad bandwidth (both with every rank's core busy). "
              "The bound is fp32's in bf16 too: zero-opt's bf16 GEMMs run on "
-             "AMX tiles where the CPU has them (runtime/cpu/amx_gemm.cpp; "
-             "else they widen to float32 and run cblas_sgemm), and "
+             "AMX tiles where the CPU has them, else on AVX512-BF16 dot "
+             "products (runtime/cpu/amx_gemm.cpp; else they widen to float32 "
+             "and run cblas_sgemm), and "
              "PyTorch's (oneDNN) on AMX or AVX512-BF16, so bf16 fractions "
              "can exceed 1.", ""]
     for model in models:

@@ -1,7 +1,8 @@
-//===- amx_gemm.cpp - bfloat16 GEMM on Intel AMX tiles --------------------===//
+//===- amx_gemm.cpp - bfloat16 GEMM on AMX tiles and AVX512-BF16 ----------===//
 //
 // Built with -mamx-tile -mamx-bf16 (this file only); nothing here runs
-// unless amxAvailable() said so at run time.
+// unless amxAvailable() (or, for the AVX512-BF16 kernel at the end,
+// avx512Bf16Available()) said so at run time.
 //
 // The tile unit multiplies a 16 x 32 bf16 tile of A by a 32 x 16 bf16 tile
 // of B into a 16 x 16 float32 tile of C (TDPBF16PS), B's tile laid out in
@@ -308,6 +309,80 @@ void multiplyBlockAt(const uint16_t *ap, const uint16_t *bp, float *c,
   else
     multiplyBlock<1, 1>(ap, bp, c, m, n, kp, ib, jb, k0, k1, first);
 }
+
+//===--- The same product with AVX512-BF16, for CPUs without AMX ----------===//
+//
+// VDPBF16PS adds, in each of 16 float32 lanes, the two products of a pair
+// of bf16 to the lane: a line of packed B (16 columns, one pair of k each)
+// against one pair of a row of A broadcast to every lane. The block of C
+// kept in registers is 8 rows x 32 columns (16 accumulators, two lines of
+// B, one broadcast: 19 of the 32 zmm registers), over the same packed
+// operands and k chunks as the tiles; rows past m are the packing's zeros,
+// and columns past n are masked off when C is loaded and stored.
+
+#define ZRT_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
+
+bool detectAvx512Bf16() {
+  // ZRT_CPU_BF16_DOT=0: the widening path, to compare against.
+  const char *env = std::getenv("ZRT_CPU_BF16_DOT");
+  if (env && std::strcmp(env, "0") == 0)
+    return false;
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+    return false;
+  bool avx512f = ebx & (1u << 16), avx512bw = ebx & (1u << 30);
+  if (!avx512f || !avx512bw)
+    return false;
+  // Leaf 7, sub-leaf 1: EAX bit 5 is AVX512_BF16.
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx))
+    return false;
+  return eax & (1u << 5);
+}
+
+constexpr int64_t kDotRows = 8;
+
+/// C rows [i0, i0 + kDotRows) x columns [j0, j0 + 16 NB) (NB line blocks of
+/// 16) plus the product over k in [k0, k1) (even, within kp); C starts
+/// from zero when `first`. Rows at or past m are computed and dropped.
+template <int NB>
+ZRT_AVX512_BF16 void dotBlock(const uint16_t *ap, const uint16_t *bp,
+                              float *c, int64_t m, int64_t n, int64_t kp,
+                              int64_t i0, int64_t jb, int64_t k0, int64_t k1,
+                              bool first) {
+  __m512 acc[kDotRows][NB];
+  __mmask16 mask[NB];
+  for (int b = 0; b < NB; ++b) {
+    int64_t left = n - (jb + b) * kTile;
+    mask[b] = left >= kTile ? __mmask16(0xffff)
+                            : __mmask16((1u << std::max<int64_t>(left, 0)) - 1);
+  }
+  for (int64_t r = 0; r < kDotRows; ++r)
+    for (int b = 0; b < NB; ++b)
+      acc[r][b] = first || i0 + r >= m
+                      ? _mm512_setzero_ps()
+                      : _mm512_maskz_loadu_ps(
+                            mask[b], c + (i0 + r) * n + (jb + b) * kTile);
+  const uint16_t *lines[NB];
+  for (int b = 0; b < NB; ++b)
+    lines[b] = bp + (jb + b) * kTile * kp;
+  const uint16_t *rows = ap + i0 * kp;
+  for (int64_t kk = k0; kk < k1; kk += 2) {
+    __m512bh line[NB];
+    for (int b = 0; b < NB; ++b)
+      line[b] = (__m512bh)_mm512_loadu_si512(lines[b] + kk * kTile);
+    for (int64_t r = 0; r < kDotRows; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, rows + r * kp + kk, sizeof(pair));
+      __m512bh a = (__m512bh)_mm512_set1_epi32(pair);
+      for (int b = 0; b < NB; ++b)
+        acc[r][b] = _mm512_dpbf16_ps(acc[r][b], a, line[b]);
+    }
+  }
+  for (int64_t r = 0; r < kDotRows && i0 + r < m; ++r)
+    for (int b = 0; b < NB; ++b)
+      _mm512_mask_storeu_ps(c + (i0 + r) * n + (jb + b) * kTile, mask[b],
+                            acc[r][b]);
+}
 } // namespace
 
 bool zrt::cpu::amxAvailable() {
@@ -351,4 +426,37 @@ void zrt::cpu::amxGemmBf16(const uint16_t *a, const uint16_t *b, float *c,
   }
   _tile_release();
   memoryBarrier();
+}
+
+bool zrt::cpu::avx512Bf16Available() {
+  static const bool available = detectAvx512Bf16();
+  return available;
+}
+
+void zrt::cpu::avx512Bf16GemmBf16(const uint16_t *a, const uint16_t *b,
+                                  float *c, int64_t m, int64_t n, int64_t k,
+                                  bool transA, bool transB) {
+  // The tiles' packing: rows of A padded to 16 (two blocks of 8), lines of
+  // B in blocks of 16 columns, k to 32 (whole pairs).
+  int64_t mp = roundUp(m, kTile), np = roundUp(n, kTile);
+  int64_t kp = roundUp(std::max<int64_t>(k, 1), kTileK);
+  ScratchLease aLease((mp * kp + 1) / 2), bLease((np * kp + 1) / 2);
+  auto *ap = reinterpret_cast<uint16_t *>(aLease.get());
+  auto *bp = reinterpret_cast<uint16_t *>(bLease.get());
+  packA(a, ap, m, k, mp, kp, transA);
+  packB(b, bp, n, k, np, kp, transB);
+  int64_t lineBlocks = np / kTile;
+  // k in chunks (a chunk of two line blocks is 64 KB: L2); each pair of
+  // line blocks sweeps every row of A.
+  for (int64_t k0 = 0; k0 < kp; k0 += kChunk) {
+    int64_t k1 = std::min(kp, k0 + kChunk);
+    bool first = k0 == 0;
+    for (int64_t jb = 0; jb < lineBlocks; jb += 2)
+      for (int64_t i0 = 0; i0 < m; i0 += kDotRows) {
+        if (jb + 1 < lineBlocks)
+          dotBlock<2>(ap, bp, c, m, n, kp, i0, jb, k0, k1, first);
+        else
+          dotBlock<1>(ap, bp, c, m, n, kp, i0, jb, k0, k1, first);
+      }
+  }
 }
