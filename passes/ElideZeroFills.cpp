@@ -107,19 +107,14 @@ bool firstUseOverwrites(zrt::AllocOp alloc) {
     }
   if (!first)
     return false;
-  bool written = false;
+  // Written whole, and read as no other operand (an in-place add needs the
+  // buffer's contents).
+  int asOutput = 0, asOperand = 0;
   for (Value output : overwrittenOutputs(first))
-    written |= llvm::is_contained(names, output);
-  if (!written)
-    return false;
-  // The same buffer read as an input (an in-place add) needs its contents.
-  int uses = 0;
+    asOutput += llvm::is_contained(names, output);
   for (Value operand : first->getOperands())
-    uses += llvm::is_contained(names, operand);
-  int outputs = 0;
-  for (Value output : overwrittenOutputs(first))
-    outputs += llvm::is_contained(names, output);
-  return uses == outputs;
+    asOperand += llvm::is_contained(names, operand);
+  return asOutput > 0 && asOperand == asOutput;
 }
 
 struct ElideZeroFillsPass

@@ -27,7 +27,6 @@
 #include "cpu/comm_queue.h"
 #include "core/trace.h"
 
-#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -490,14 +489,9 @@ static std::string measureProgramSteps(zrt_context *ctx, Options &options,
       outsides.push_back(-std::max(0.0, outside) / double(t.kernels));
   }
   ctx->timing.on = false;
-  auto median = [](std::vector<double> values) {
-    if (values.empty())
-      return 0.0;
-    std::sort(values.begin(), values.end());
-    size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-  };
-  double mine[3] = {median(rates), median(starts), median(outsides)};
+  double mine[3] = {ScheduleCheck::median(rates),
+                    ScheduleCheck::median(starts),
+                    ScheduleCheck::median(outsides)};
   double slowest[3];
   ZRT_MPI_CHECK(
       MPI_Allreduce(mine, slowest, 3, MPI_DOUBLE, MPI_MIN, ctx->comm));

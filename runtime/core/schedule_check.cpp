@@ -75,18 +75,17 @@ void ScheduleCheck::waited(int64_t handle, int64_t blockedNs) {
 
 namespace {
 
-/// The median of `values` (0 when empty).
-double median(std::vector<double> values) {
+double ms(double ns) { return ns / 1e6; }
+
+} // namespace
+
+double ScheduleCheck::median(std::vector<double> values) {
   if (values.empty())
     return 0;
   std::sort(values.begin(), values.end());
   size_t n = values.size();
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
-
-double ms(double ns) { return ns / 1e6; }
-
-} // namespace
 
 bool ScheduleCheck::verdict(zrt_context *ctx, double toleranceMs) const {
   std::lock_guard<std::mutex> lock(mutex);

@@ -60,6 +60,10 @@ public:
   /// rank).
   bool verdict(zrt_context *ctx, double toleranceMs) const;
 
+  /// The median of `values` (0 when empty): the typical step's figure,
+  /// where a step another process slowed would set a mean.
+  static double median(std::vector<double> values);
+
   static int64_t nowNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())

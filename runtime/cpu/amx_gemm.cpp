@@ -44,10 +44,15 @@ constexpr int64_t kChunk = 512;
 constexpr int kArchReqXcompPerm = 0x1023;
 constexpr int kXfeatureXtiledata = 18;
 
+/// Whether `variable` is 0 in the environment: a bf16 GEMM path turned off,
+/// to compare against the next one.
+bool turnedOff(const char *variable) {
+  const char *env = std::getenv(variable);
+  return env && std::strcmp(env, "0") == 0;
+}
+
 bool detectAmx() {
-  // ZRT_CPU_AMX=0: the widening path, to compare against.
-  const char *env = std::getenv("ZRT_CPU_AMX");
-  if (env && std::strcmp(env, "0") == 0)
+  if (turnedOff("ZRT_CPU_AMX"))
     return false;
   unsigned eax, ebx, ecx, edx;
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
@@ -195,6 +200,27 @@ ZRT_AVX512 void packB(const uint16_t *b, uint16_t *bp, int64_t n, int64_t k, int
   }
 }
 
+/// Both operands packed for one product (by the tiles or by VDPBF16PS):
+/// A in mp rows of kp bf16, B in np / 16 blocks of kp / 2 lines, every
+/// size rounded up to whole tiles and the padding zero.
+struct PackedOperands {
+  int64_t mp, np, kp;
+  // Scratch is leased in floats: two bf16 a float.
+  ScratchLease aLease, bLease;
+  uint16_t *ap, *bp;
+
+  PackedOperands(const uint16_t *a, const uint16_t *b, int64_t m, int64_t n,
+                 int64_t k, bool transA, bool transB)
+      : mp(roundUp(m, kTile)), np(roundUp(n, kTile)),
+        kp(roundUp(std::max<int64_t>(k, 1), kTileK)),
+        aLease((mp * kp + 1) / 2), bLease((np * kp + 1) / 2),
+        ap(reinterpret_cast<uint16_t *>(aLease.get())),
+        bp(reinterpret_cast<uint16_t *>(bLease.get())) {
+    packA(a, ap, m, k, mp, kp, transA);
+    packB(b, bp, n, k, np, kp, transB);
+  }
+};
+
 /// Stores a tile of C (rows i0.., columns j0..) by `store(pointer,
 /// stride)`: straight into c when the tile lies inside it, else through a
 /// 16 x 16 staging tile. (GCC spells the tile register into the assembly,
@@ -323,9 +349,7 @@ void multiplyBlockAt(const uint16_t *ap, const uint16_t *bp, float *c,
 #define ZRT_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
 bool detectAvx512Bf16() {
-  // ZRT_CPU_BF16_DOT=0: the widening path, to compare against.
-  const char *env = std::getenv("ZRT_CPU_BF16_DOT");
-  if (env && std::strcmp(env, "0") == 0)
+  if (turnedOff("ZRT_CPU_BF16_DOT"))
     return false;
   unsigned eax, ebx, ecx, edx;
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
@@ -393,14 +417,9 @@ bool zrt::cpu::amxAvailable() {
 void zrt::cpu::amxGemmBf16(const uint16_t *a, const uint16_t *b, float *c,
                            int64_t m, int64_t n, int64_t k, bool transA,
                            bool transB) {
-  int64_t mp = roundUp(m, kTile), np = roundUp(n, kTile);
-  int64_t kp = roundUp(std::max<int64_t>(k, 1), kTileK);
-  // Scratch is leased in floats: two bf16 a float.
-  ScratchLease aLease((mp * kp + 1) / 2), bLease((np * kp + 1) / 2);
-  auto *ap = reinterpret_cast<uint16_t *>(aLease.get());
-  auto *bp = reinterpret_cast<uint16_t *>(bLease.get());
-  packA(a, ap, m, k, mp, kp, transA);
-  packB(b, bp, n, k, np, kp, transB);
+  PackedOperands packed(a, b, m, n, k, transA, transB);
+  const uint16_t *ap = packed.ap, *bp = packed.bp;
+  int64_t mp = packed.mp, np = packed.np, kp = packed.kp;
 
   TileConfig config;
   memoryBarrier();
@@ -438,14 +457,9 @@ void zrt::cpu::avx512Bf16GemmBf16(const uint16_t *a, const uint16_t *b,
                                   bool transA, bool transB) {
   // The tiles' packing: rows of A padded to 16 (two blocks of 8), lines of
   // B in blocks of 16 columns, k to 32 (whole pairs).
-  int64_t mp = roundUp(m, kTile), np = roundUp(n, kTile);
-  int64_t kp = roundUp(std::max<int64_t>(k, 1), kTileK);
-  ScratchLease aLease((mp * kp + 1) / 2), bLease((np * kp + 1) / 2);
-  auto *ap = reinterpret_cast<uint16_t *>(aLease.get());
-  auto *bp = reinterpret_cast<uint16_t *>(bLease.get());
-  packA(a, ap, m, k, mp, kp, transA);
-  packB(b, bp, n, k, np, kp, transB);
-  int64_t lineBlocks = np / kTile;
+  PackedOperands packed(a, b, m, n, k, transA, transB);
+  const uint16_t *ap = packed.ap, *bp = packed.bp;
+  int64_t kp = packed.kp, lineBlocks = packed.np / kTile;
   // k in chunks (a chunk of two line blocks is 64 KB: L2); each pair of
   // line blocks sweeps every row of A.
   for (int64_t k0 = 0; k0 < kp; k0 += kChunk) {
