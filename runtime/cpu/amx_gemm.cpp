@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 using namespace zrt;
 
@@ -343,10 +344,14 @@ void multiplyBlockAt(const uint16_t *ap, const uint16_t *bp, float *c,
 // against one pair of a row of A broadcast to every lane. The block of C
 // kept in registers is 8 rows x 32 columns (16 accumulators, two lines of
 // B, one broadcast: 19 of the 32 zmm registers), over the same packed
-// operands and k chunks as the tiles; rows past m are the packing's zeros,
-// and columns past n are masked off when C is loaded and stored.
+// operands as the tiles; rows past m are the packing's zeros, and columns
+// past n are masked off when C is loaded and stored. Where k fits one pass
+// (most of a transformer's GEMMs) the sums go from the registers to bf16
+// directly: rounding a float32 C in a second pass cost GPT-2 124M's bf16
+// GEMMs at 2 x 128 rows a rank about 10% of their time.
 
-#define ZRT_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
+#define ZRT_AVX512_BF16                                                        \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 bool detectAvx512Bf16() {
   if (turnedOff("ZRT_CPU_BF16_DOT"))
@@ -354,8 +359,9 @@ bool detectAvx512Bf16() {
   unsigned eax, ebx, ecx, edx;
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
     return false;
-  bool avx512f = ebx & (1u << 16), avx512bw = ebx & (1u << 30);
-  if (!avx512f || !avx512bw)
+  bool avx512f = ebx & (1u << 16), avx512bw = ebx & (1u << 30),
+       avx512vl = ebx & (1u << 31);
+  if (!avx512f || !avx512bw || !avx512vl)
     return false;
   // Leaf 7, sub-leaf 1: EAX bit 5 is AVX512_BF16.
   if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx))
@@ -364,15 +370,47 @@ bool detectAvx512Bf16() {
 }
 
 constexpr int64_t kDotRows = 8;
+// A product whose k (padded) is at most this is done in one pass over k,
+// and each block of C goes from the registers straight to bf16: no float32
+// C, and no second pass to round it. Two line blocks of B are then at most
+// 64 KB, which L2 holds as the rows of A stream past them.
+constexpr int64_t kDotOnePassK = 1024;
 
-/// C rows [i0, i0 + kDotRows) x columns [j0, j0 + 16 NB) (NB line blocks of
-/// 16) plus the product over k in [k0, k1) (even, within kp); C starts
-/// from zero when `first`. Rows at or past m are computed and dropped.
+/// Rounds 16 float32 lanes to bfloat16 as bf16::roundFromFloat does (ties
+/// to even, NaNs quieted with their sign): VCVTNEPS2BF16 would flush
+/// denormals, and the CPU kernels must round alike wherever they round.
+ZRT_AVX512_BF16 inline __m256i roundToBf16(__m512 value) {
+  __m512i bits = _mm512_castps_si512(value);
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16),
+                                 _mm512_set1_epi32(1));
+  __m512i rounded = _mm512_srli_epi32(
+      _mm512_add_epi32(bits, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))),
+      16);
+  __mmask16 nan = _mm512_cmpgt_epu32_mask(
+      _mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
+      _mm512_set1_epi32(0x7f800000));
+  __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(bits, 16),
+                                  _mm512_set1_epi32(0x0040));
+  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet));
+}
+
+/// Where a block's sums go: `partial` (float32, m x n) holds them between
+/// passes over k; the last pass rounds them into `out` (bf16, m x n).
+struct DotOutput {
+  float *partial;
+  uint16_t *out;
+};
+
+/// C rows [i0, i0 + kDotRows) x columns [jb * 16, (jb + NB) * 16) (NB line
+/// blocks of 16) plus the product over k in [k0, k1) (even, within kp):
+/// starting from zero when `first`, else from `c.partial`; stored to
+/// `c.out` in bf16 when `last`, else to `c.partial`. Rows at or past m are
+/// computed and dropped.
 template <int NB>
 ZRT_AVX512_BF16 void dotBlock(const uint16_t *ap, const uint16_t *bp,
-                              float *c, int64_t m, int64_t n, int64_t kp,
+                              DotOutput c, int64_t m, int64_t n, int64_t kp,
                               int64_t i0, int64_t jb, int64_t k0, int64_t k1,
-                              bool first) {
+                              bool first, bool last) {
   __m512 acc[kDotRows][NB];
   __mmask16 mask[NB];
   for (int b = 0; b < NB; ++b) {
@@ -384,8 +422,9 @@ ZRT_AVX512_BF16 void dotBlock(const uint16_t *ap, const uint16_t *bp,
     for (int b = 0; b < NB; ++b)
       acc[r][b] = first || i0 + r >= m
                       ? _mm512_setzero_ps()
-                      : _mm512_maskz_loadu_ps(
-                            mask[b], c + (i0 + r) * n + (jb + b) * kTile);
+                      : _mm512_maskz_loadu_ps(mask[b],
+                                              c.partial + (i0 + r) * n +
+                                                  (jb + b) * kTile);
   const uint16_t *lines[NB];
   for (int b = 0; b < NB; ++b)
     lines[b] = bp + (jb + b) * kTile * kp;
@@ -403,9 +442,13 @@ ZRT_AVX512_BF16 void dotBlock(const uint16_t *ap, const uint16_t *bp,
     }
   }
   for (int64_t r = 0; r < kDotRows && i0 + r < m; ++r)
-    for (int b = 0; b < NB; ++b)
-      _mm512_mask_storeu_ps(c + (i0 + r) * n + (jb + b) * kTile, mask[b],
-                            acc[r][b]);
+    for (int b = 0; b < NB; ++b) {
+      int64_t at = (i0 + r) * n + (jb + b) * kTile;
+      if (last)
+        _mm256_mask_storeu_epi16(c.out + at, mask[b], roundToBf16(acc[r][b]));
+      else
+        _mm512_mask_storeu_ps(c.partial + at, mask[b], acc[r][b]);
+    }
 }
 } // namespace
 
@@ -453,24 +496,31 @@ bool zrt::cpu::avx512Bf16Available() {
 }
 
 void zrt::cpu::avx512Bf16GemmBf16(const uint16_t *a, const uint16_t *b,
-                                  float *c, int64_t m, int64_t n, int64_t k,
+                                  uint16_t *c, int64_t m, int64_t n, int64_t k,
                                   bool transA, bool transB) {
   // The tiles' packing: rows of A padded to 16 (two blocks of 8), lines of
   // B in blocks of 16 columns, k to 32 (whole pairs).
   PackedOperands packed(a, b, m, n, k, transA, transB);
   const uint16_t *ap = packed.ap, *bp = packed.bp;
   int64_t kp = packed.kp, lineBlocks = packed.np / kTile;
-  // k in chunks (a chunk of two line blocks is 64 KB: L2); each pair of
-  // line blocks sweeps every row of A.
-  for (int64_t k0 = 0; k0 < kp; k0 += kChunk) {
-    int64_t k1 = std::min(kp, k0 + kChunk);
-    bool first = k0 == 0;
+  // A deep k in chunks (a chunk of two line blocks is 64 KB: L2), the sums
+  // kept in float32 between them.
+  bool onePass = kp <= kDotOnePassK;
+  int64_t chunk = onePass ? kp : kChunk;
+  std::optional<ScratchLease> partial;
+  if (!onePass)
+    partial.emplace(m * n);
+  DotOutput out{partial ? partial->get() : nullptr, c};
+  // Each pair of line blocks sweeps every row of A.
+  for (int64_t k0 = 0; k0 < kp; k0 += chunk) {
+    int64_t k1 = std::min(kp, k0 + chunk);
+    bool first = k0 == 0, last = k1 == kp;
     for (int64_t jb = 0; jb < lineBlocks; jb += 2)
       for (int64_t i0 = 0; i0 < m; i0 += kDotRows) {
         if (jb + 1 < lineBlocks)
-          dotBlock<2>(ap, bp, c, m, n, kp, i0, jb, k0, k1, first);
+          dotBlock<2>(ap, bp, out, m, n, kp, i0, jb, k0, k1, first, last);
         else
-          dotBlock<1>(ap, bp, c, m, n, kp, i0, jb, k0, k1, first);
+          dotBlock<1>(ap, bp, out, m, n, kp, i0, jb, k0, k1, first, last);
       }
   }
 }

@@ -33,10 +33,11 @@ void amxGemmBf16(const uint16_t *a, const uint16_t *b, float *c, int64_t m,
 /// ZRT_CPU_BF16_DOT is not 0. Decided once per process.
 bool avx512Bf16Available();
 
-/// amxGemmBf16's product by VDPBF16PS: the same packed operands, each c
-/// element a float32 sum of exact bf16 products, two at a time. Requires
-/// avx512Bf16Available().
-void avx512Bf16GemmBf16(const uint16_t *a, const uint16_t *b, float *c,
+/// amxGemmBf16's product by VDPBF16PS, on the same packed operands, each
+/// c element a float32 sum of exact bf16 products (two at a time) rounded
+/// once to bf16 (c is m x n bf16, row-major), as rounding amxGemmBf16's
+/// float32 result would. Requires avx512Bf16Available().
+void avx512Bf16GemmBf16(const uint16_t *a, const uint16_t *b, uint16_t *c,
                         int64_t m, int64_t n, int64_t k, bool transA,
                         bool transB);
 

@@ -3,10 +3,11 @@
 // float32 goes through cblas_sgemm. bf16 is the fp32-accumulating bf16 GEMM
 // that GPUs do, the float32 result rounded once: on AMX tiles where the CPU
 // has them (cpu/amx_gemm.h), else with AVX512-BF16's pairwise dot products
-// where it has those (the same file), else by widening both operands to
-// float32 scratch for sgemm. Either way the scratch, (m + n) * k + m * n floats at
-// most, is not charged to the ledger: the compiler's memory plan models
-// tensors, not a kernel's workspace.
+// where it has those (the same file; it rounds to bf16 as it stores), else
+// by widening both operands to float32 scratch for sgemm. Either way the
+// scratch, (m + n) * k + m * n floats at most, is not charged to the
+// ledger: the compiler's memory plan models tensors, not a kernel's
+// workspace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,11 +46,10 @@ void zrt::cpu::matmul(zrt_context *, int32_t dtype, const void *a,
     return;
   }
   if (dtype == ZRT_BF16 && cpu::avx512Bf16Available()) {
-    FloatOutput c32("zrt_matmul", dtype, c, m * n);
     cpu::avx512Bf16GemmBf16(static_cast<const uint16_t *>(a),
-                            static_cast<const uint16_t *>(b), c32.get(), m, n,
-                            k, transA, transB);
-    c32.commit();
+                            static_cast<const uint16_t *>(b),
+                            static_cast<uint16_t *>(c), m, n, k, transA,
+                            transB);
     return;
   }
   FloatInput a32("zrt_matmul", dtype, a, m * k);

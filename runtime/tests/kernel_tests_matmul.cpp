@@ -2,6 +2,8 @@
 
 #include "tests/kernel_tests.h"
 
+#include "core/bf16.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -33,6 +35,39 @@ void testMatmul(zrt_context *ctx, Checker &check, int32_t dtype, int transA,
                      std::to_string(k);
   check.expectClose(name, maxError(cT.values().data(), ref.data(), m * n),
                     tolerance(dtype, 1e-5 * std::max(1.0, k / 256.0)));
+}
+
+/// bf16 sums rounded once, ties to even, whichever bf16 GEMM runs: integer
+/// operands whose sums float32 holds exactly, so the result must be the
+/// exact sum rounded. Columns 0-2 sum to 257 and 259 (ties between bf16
+/// neighbours 256 | 258 | 260) and 1100 at k = 1100 (1096 | 1104), the
+/// deep k summed over several passes; a NaN in A stays NaN.
+void testMatmulRounding(zrt_context *ctx, Checker &check, int64_t k) {
+  const int64_t m = 3, n = 3;
+  std::vector<float> a(m * k, 1.0f), b(k * n, 0.0f);
+  b[0 * n + 0] = 256.0f, b[1 * n + 0] = 1.0f;      // 257 -> 256
+  b[0 * n + 1] = 256.0f, b[1 * n + 1] = 3.0f;      // 259 -> 260
+  for (int64_t p = 0; p < k; ++p)
+    b[p * n + 2] = 1.0f;                           // k
+  a[2 * k + 1] = NAN;                              // row 2: NaN everywhere
+  Tensor aT(ZRT_BF16, a), bT(ZRT_BF16, b), cT(ZRT_BF16, m * n);
+  zrt_matmul(ctx, ZRT_BF16, aT.data(), bT.data(), cT.data(), m, n, k, 0, 0);
+  auto c = cT.values();
+  bool exact = true;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += double(a[i * k + p]) * b[p * n + j];
+      float rounded = bf16::widenToFloat(bf16::roundFromFloat(float(sum)));
+      exact = exact && c[i * n + j] == rounded;
+    }
+  bool nan = std::isnan(c[2 * n]) && std::isnan(c[2 * n + 1]) &&
+             std::isnan(c[2 * n + 2]);
+  check.expectTrue("matmul bf16 rounds once, ties to even, k=" +
+                       std::to_string(k),
+                   exact && c[0] == 256.0f && c[1] == 260.0f);
+  check.expectTrue("matmul bf16 keeps a NaN, k=" + std::to_string(k), nan);
 }
 
 /// zrt_matmul_bias against a double reference, and bit for bit against the
@@ -196,6 +231,8 @@ void testMatmulAndLoss(zrt_context *ctx, Checker &check) {
                        epilogue);
     testSoftmaxXent(ctx, check, dtype);
   }
+  for (int64_t k : {2, 1100})
+    testMatmulRounding(ctx, check, k);
 }
 
 } // namespace zrt
