@@ -24,11 +24,13 @@ every repetition, and its spread the smallest and largest of those steps.
 
 The roofline: cblas_sgemm (OpenBLAS, one thread) timed at each GEMM shape
 the step runs, and a STREAM-like triad, both with one copy per rank running
-at once. A configuration's lower bound is its GEMMs at those times
-(attention's counted causally, half of the square) plus AdamW's bytes
-(28 an element of the rank's optimizer shard) at the triad's bandwidth; it
-leaves out every other kernel and all communication, so no real step can
-reach it.
+at once. For bf16 each shape's time is the faster of that and PyTorch's
+bf16 torch.matmul (oneDNN, one thread, also one copy per rank at once):
+the machine's bf16 GEMM rate, about twice sgemm's on CPUs with AVX512-BF16.
+A configuration's lower bound is its GEMMs at those times (attention's
+counted causally, half of the square) plus AdamW's bytes (28 an element of
+the rank's optimizer shard) at the triad's bandwidth; it leaves out every
+other kernel and all communication, so no real step can reach it.
 """
 import argparse
 import datetime
@@ -126,6 +128,43 @@ def roofline(exe, ranks, shapes):
     triad = statistics.mean(float(o) for o in
                             concurrently(ranks, [exe, "triad", str(1 << 25)]))
     return seconds, triad
+
+
+def bf16_gemm_seconds(ranks, shapes, sgemm_seconds):
+    """Each distinct shape's time in bf16: the faster of sgemm's and
+    PyTorch's bf16 matmul (one copy per rank at once)."""
+    distinct = sorted({s[:5] for s in shapes})
+    text = "".join(f"{ta} {tb} {m} {n} {k}\n" for ta, tb, m, n, k in distinct)
+    outs = concurrently(ranks, [sys.executable, os.path.abspath(__file__),
+                                "--torch-gemm"], text)
+    return {shape: min(sgemm_seconds[shape], statistics.mean(
+        float(out.splitlines()[i]) for out in outs))
+        for i, shape in enumerate(distinct)}
+
+
+def torch_gemm():
+    """The --torch-gemm worker: for each "transA transB m n k" line on
+    stdin, the best time of bf16 torch.matmul at one thread, as roofline.c
+    times sgemm (one untimed call first)."""
+    import time
+    import torch
+    torch.set_num_threads(1)
+    for line in sys.stdin:
+        ta, tb, m, n, k = map(int, line.split())
+        a = torch.randn(k, m) if ta else torch.randn(m, k)
+        b = torch.randn(n, k) if tb else torch.randn(k, n)
+        a, b = a.bfloat16(), b.bfloat16()
+        a, b = (a.t() if ta else a), (b.t() if tb else b)
+        flop = 2.0 * m * n * k
+        reps = min(200, max(3, int(6e10 / flop)))
+        best = float("inf")
+        for r in range(reps + 1):
+            t0 = time.perf_counter()
+            torch.matmul(a, b)
+            t = time.perf_counter() - t0
+            if r > 0:
+                best = min(best, t)
+        print(f"{best:.9f}", flush=True)
 
 
 def parameter_count(config):
@@ -248,9 +287,13 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results",
                                                       "peer.md"))
     parser.add_argument("--torch-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--torch-gemm", action="store_true",
+                        help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.torch_worker:
         return torch_worker(json.loads(options.torch_worker))
+    if options.torch_gemm:
+        return torch_gemm()
 
     import transformers
     work = tempfile.mkdtemp(prefix="zero-peer-")
@@ -292,31 +335,40 @@ def main():
              "[min, max] over the counted steps of all repetitions (warm-up "
              "steps excluded). Lower bound: the step's GEMMs at the measured "
              "one-thread sgemm time of each shape plus AdamW's bytes at the "
-             "measured triad bandwidth (both with every rank's core busy). "
-             "The bound is fp32's in bf16 too: zero-opt's bf16 GEMMs run on "
-             "AMX tiles where the CPU has them, else on AVX512-BF16 dot "
-             "products (runtime/cpu/amx_gemm.cpp; else they widen to float32 "
-             "and run cblas_sgemm), and "
-             "PyTorch's (oneDNN) on AMX or AVX512-BF16, so bf16 fractions "
-             "can exceed 1.", ""]
+             "measured triad bandwidth (both with every rank's core busy); "
+             "in bf16 each GEMM shape at the faster of sgemm and PyTorch's "
+             "bf16 matmul (oneDNN, one thread, AMX or AVX512-BF16 where the "
+             "CPU has them). zero-opt's bf16 GEMMs run on AMX tiles, else "
+             "on AVX512-BF16 dot products (runtime/cpu/amx_gemm.cpp), else "
+             "widened to float32 for cblas_sgemm.", ""]
     for model in models:
         config, batch, seq, count, warmup = MODELS[model]
         tokens = batch * seq // options.ranks
         shapes = gemm_shapes(config, tokens, batch // options.ranks, seq)
         seconds, bandwidth = roofline(roof_exe, options.ranks, shapes)
-        gemm_s = sum(seconds[s[:5]] * s[5] for s in shapes)
         flop = sum(2 * s[2] * s[3] * s[4] * s[5] for s in shapes)
         params = parameter_count(config)
-        bound = {stage: gemm_s + ADAMW_BYTES_PER_ELEMENT * params /
-                 (1 if stage == 0 else options.ranks) / (bandwidth * 1e9)
-                 for stage in (0, 3)}
         lines += [f"## {model}, global batch {batch} x {seq}", "",
                   f"{params / 1e6:.1f}M parameters; {count} steps a run, "
                   f"{warmup} of them warm-up. Roofline per rank: "
-                  f"{flop / 1e9:.1f} GFLOP of GEMMs in {gemm_s * 1e3:.1f} ms "
-                  f"({flop / gemm_s / 1e9:.1f} GFLOP/s), triad "
-                  f"{bandwidth:.1f} GB/s; lower bound {bound[0] * 1e3:.1f} ms "
-                  f"at stage 0, {bound[3] * 1e3:.1f} ms at stage 3.", "",
+                  f"{flop / 1e9:.1f} GFLOP of GEMMs, triad "
+                  f"{bandwidth:.1f} GB/s;"]
+        bound = {}
+        for precision in precisions:
+            shape_s = seconds if precision == "fp32" else \
+                bf16_gemm_seconds(options.ranks, shapes, seconds)
+            gemm_s = sum(shape_s[s[:5]] * s[5] for s in shapes)
+            for stage in (0, 3):
+                bound[(precision, stage)] = gemm_s + \
+                    ADAMW_BYTES_PER_ELEMENT * params / \
+                    (1 if stage == 0 else options.ranks) / (bandwidth * 1e9)
+            lines[-1] += (f" {precision} GEMMs in {gemm_s * 1e3:.1f} ms "
+                          f"({flop / gemm_s / 1e9:.1f} GFLOP/s), lower bound "
+                          f"{bound[(precision, 0)] * 1e3:.1f} ms at stage 0 "
+                          f"and {bound[(precision, 3)] * 1e3:.1f} ms at "
+                          f"stage 3;")
+        lines[-1] = lines[-1][:-1] + "."
+        lines += ["",
                   "| precision | system | step (ms) | vs PyTorch | lower bound / step |",
                   "|---|---|---|---|---|"]
         for precision in precisions:
@@ -326,7 +378,7 @@ def main():
                 ratio = median / summary(steps[(model, precision, peer)])[0]
                 lines.append(f"| {precision} | {label} | {median:.1f} "
                              f"[{low:.1f}, {high:.1f}] | {ratio:.2f} | "
-                             f"{bound[stage] * 1e3 / median:.2f} |")
+                             f"{bound[(precision, stage)] * 1e3 / median:.2f} |")
         lines.append("")
     text = "\n".join(lines)
     print(text)

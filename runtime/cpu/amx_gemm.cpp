@@ -418,13 +418,17 @@ ZRT_AVX512_BF16 void dotBlock(const uint16_t *ap, const uint16_t *bp,
     mask[b] = left >= kTile ? __mmask16(0xffff)
                             : __mmask16((1u << std::max<int64_t>(left, 0)) - 1);
   }
+  // Rows past m are masked off rather than left out: every loop over the
+  // block then has constant bounds, which the compiler unrolls.
+  auto rowMask = [&](int64_t r, int b) {
+    return i0 + r < m ? mask[b] : __mmask16(0);
+  };
   for (int64_t r = 0; r < kDotRows; ++r)
     for (int b = 0; b < NB; ++b)
-      acc[r][b] = first || i0 + r >= m
-                      ? _mm512_setzero_ps()
-                      : _mm512_maskz_loadu_ps(mask[b],
-                                              c.partial + (i0 + r) * n +
-                                                  (jb + b) * kTile);
+      acc[r][b] = first ? _mm512_setzero_ps()
+                        : _mm512_maskz_loadu_ps(rowMask(r, b),
+                                                c.partial + (i0 + r) * n +
+                                                    (jb + b) * kTile);
   const uint16_t *lines[NB];
   for (int b = 0; b < NB; ++b)
     lines[b] = bp + (jb + b) * kTile * kp;
@@ -441,13 +445,14 @@ ZRT_AVX512_BF16 void dotBlock(const uint16_t *ap, const uint16_t *bp,
         acc[r][b] = _mm512_dpbf16_ps(acc[r][b], a, line[b]);
     }
   }
-  for (int64_t r = 0; r < kDotRows && i0 + r < m; ++r)
+  for (int64_t r = 0; r < kDotRows; ++r)
     for (int b = 0; b < NB; ++b) {
       int64_t at = (i0 + r) * n + (jb + b) * kTile;
       if (last)
-        _mm256_mask_storeu_epi16(c.out + at, mask[b], roundToBf16(acc[r][b]));
+        _mm256_mask_storeu_epi16(c.out + at, rowMask(r, b),
+                                 roundToBf16(acc[r][b]));
       else
-        _mm512_mask_storeu_ps(c.partial + at, mask[b], acc[r][b]);
+        _mm512_mask_storeu_ps(c.partial + at, rowMask(r, b), acc[r][b]);
     }
 }
 } // namespace
