@@ -8,6 +8,16 @@
 // absorbs, overflow gives NaN): integer sums, so the result does not depend
 // on the order in which MPI combines the ranks.
 //
+// Large reduce-scatters and all-reduces do not use MPI's: each rank sends
+// every other rank that rank's part of its tensor with point-to-point
+// messages and adds the N copies of its own part itself, in rank order
+// (reduceByExchange below); an all-reduce then all-gathers the parts.
+// Open MPI 4.1's tuned MPI_Reduce_scatter_block reduces the whole tensor at
+// one rank and scatters it: for a 154 MB float32 gradient over two ranks on
+// this machine's shared memory it took 130 ms against 41 ms, and
+// MPI_Allreduce 97 ms against about 65 ms. The sums are in one fixed order,
+// so every run sums alike; bf16 parts are added in float32 and rounded once.
+//
 // Each collective was checked and counted when it started, on the calling
 // thread (abi/collectives.cpp), so a bad call is reported where it was
 // made; the MPI work runs later on the context's communication thread
@@ -26,6 +36,7 @@
 #include "cpu/comm_queue.h"
 #include "cpu/dtype.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -97,6 +108,101 @@ Wire wireFor(const CommGroup &group, const char *op, int32_t dtype) {
   if (dtype == ZRT_EXACT)
     return {size, exactType(), exactSumOp()};
   return {size, MPI_FLOAT, MPI_SUM};
+}
+
+//===--- Reduction by direct exchange -------------------------------------===//
+
+// Below this many bytes a tensor goes through MPI's own collective, whose
+// latency (one or two rounds) beats the exchange's.
+constexpr int64_t kExchangeMinBytes = 64 << 10;
+// The received parts are staged a piece at a time: (N - 1) pieces of at
+// most this many bytes together, the communication thread's scratch (not
+// a tensor, so not in the ledger, like a kernel's workspace).
+constexpr int64_t kExchangeScratchBytes = 16 << 20;
+// No other point-to-point message travels on a group's communicator while
+// collectives run (the trace's gather comes after the last one).
+constexpr int kExchangeTag = 0x7a72;
+// Elements summed per block: every copy of a block is read before the
+// block is written, so the sum may land on this rank's own copy.
+constexpr int64_t kSumBlock = 256;
+
+/// out[i] = copies[0][i] + ... + copies[N - 1][i] for i < n, left to right,
+/// in `dtype` (bf16 in float32, rounded once; exact sums exactly).
+void sumInRankOrder(int32_t dtype, const std::vector<const char *> &copies,
+                    char *out, int64_t n) {
+  if (dtype == ZRT_EXACT) {
+    for (int64_t i = 0; i < n; ++i) {
+      Exact sum = loadExact(copies[0], i);
+      for (size_t q = 1; q < copies.size(); ++q)
+        sum = exactAdd(sum, loadExact(copies[q], i));
+      storeExact(out, i, sum);
+    }
+    return;
+  }
+  dispatchDtype("zrt_reduce_scatter", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t b0 = 0; b0 < n; b0 += kSumBlock) {
+      int64_t len = std::min(kSumBlock, n - b0);
+      float sum[kSumBlock];
+      const T *first = reinterpret_cast<const T *>(copies[0]) + b0;
+      for (int64_t i = 0; i < len; ++i)
+        sum[i] = load(first, i);
+      for (size_t q = 1; q < copies.size(); ++q) {
+        const T *copy = reinterpret_cast<const T *>(copies[q]) + b0;
+        for (int64_t i = 0; i < len; ++i)
+          sum[i] += load(copy, i);
+      }
+      T *to = reinterpret_cast<T *>(out) + b0;
+      for (int64_t i = 0; i < len; ++i)
+        store(to, i, sum[i]);
+    }
+  });
+}
+
+/// Rank q's part of an exchange: elements [begin(q), end(q)) of the tensor.
+struct Parts {
+  std::function<int64_t(int)> begin, end;
+  int64_t length(int q) const { return end(q) - begin(q); }
+};
+
+/// Every rank of `group` holds a whole tensor `send`; afterwards `out` (this
+/// rank's part, parts.length(rank) elements, which may be this rank's part
+/// of `send` itself) is the sum over the ranks of that part.
+void reduceByExchange(const CommGroup &group, int32_t dtype, const Wire &wire,
+                      const char *send, char *out, const Parts &parts) {
+  int n = group.size, me = group.rank;
+  int64_t longest = 0;
+  for (int q = 0; q < n; ++q)
+    longest = std::max(longest, parts.length(q));
+  int64_t piece =
+      std::max<int64_t>(1, kExchangeScratchBytes / ((n - 1) * wire.size));
+  piece = std::min(piece, std::max<int64_t>(longest, 1));
+  ScratchLease scratch(((n - 1) * piece * wire.size + 3) / 4);
+  char *received = reinterpret_cast<char *>(scratch.get());
+  std::vector<MPI_Request> requests(2 * (n - 1));
+  std::vector<const char *> copies(n);
+  for (int64_t at = 0; at < longest; at += piece) {
+    int64_t mine = std::clamp<int64_t>(parts.length(me) - at, 0, piece);
+    int count = 0;
+    for (int q = 0; q < n; ++q) {
+      if (q == me) {
+        copies[q] = send + (parts.begin(me) + at) * wire.size;
+        continue;
+      }
+      char *slot = received + (q < me ? q : q - 1) * piece * wire.size;
+      copies[q] = slot;
+      if (mine > 0)
+        ZRT_MPI_CHECK(MPI_Irecv(slot, (int)mine, wire.type, q, kExchangeTag,
+                                group.comm, &requests[count++]));
+      int64_t theirs = std::clamp<int64_t>(parts.length(q) - at, 0, piece);
+      if (theirs > 0)
+        ZRT_MPI_CHECK(MPI_Isend(send + (parts.begin(q) + at) * wire.size,
+                                (int)theirs, wire.type, q, kExchangeTag,
+                                group.comm, &requests[count++]));
+    }
+    ZRT_MPI_CHECK(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE));
+    sumInRankOrder(dtype, copies, out + at * wire.size, mine);
+  }
 }
 
 /// --check-collectives: before a collective runs, every rank shows the
@@ -187,6 +293,13 @@ void runReduceScatter(const CommGroup &group, int32_t dtype, const void *full,
     std::memcpy(staging, full, numel * wire.size);
     send = staging;
   }
+  if (group.size > 1 && group.size * shardNumel * wire.size >= kExchangeMinBytes) {
+    Parts parts{[=](int q) { return q * shardNumel; },
+                [=](int q) { return (q + 1) * shardNumel; }};
+    reduceByExchange(group, dtype, wire, static_cast<const char *>(send),
+                     static_cast<char *>(shard), parts);
+    return;
+  }
   ZRT_MPI_CHECK(MPI_Reduce_scatter_block(send, shard, (int)shardNumel,
                                          wire.type, wire.sum, group.comm));
 }
@@ -197,6 +310,25 @@ void runAllReduce(const CommGroup &group, int32_t dtype, const void *x, void *y,
   if (group.comm == MPI_COMM_NULL) {
     if (n > 0 && x != y)
       std::memmove(y, x, n * wire.size);
+    return;
+  }
+  if (group.size > 1 && n * wire.size >= kExchangeMinBytes) {
+    // Rank q sums part q (n / N elements rounded up; the last parts may be
+    // shorter or empty) into y, and the parts are then gathered in place.
+    int64_t part = (n + group.size - 1) / group.size;
+    Parts parts{[=](int q) { return std::min(n, q * part); },
+                [=](int q) { return std::min(n, (q + 1) * part); }};
+    char *yBytes = static_cast<char *>(y);
+    reduceByExchange(group, dtype, wire, static_cast<const char *>(x),
+                     yBytes + parts.begin(group.rank) * wire.size, parts);
+    std::vector<int> counts(group.size), offsets(group.size);
+    for (int q = 0; q < group.size; ++q) {
+      counts[q] = (int)parts.length(q);
+      offsets[q] = (int)parts.begin(q);
+    }
+    ZRT_MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, y,
+                                 counts.data(), offsets.data(), wire.type,
+                                 group.comm));
     return;
   }
   const void *send = x == y ? MPI_IN_PLACE : x;

@@ -19,6 +19,13 @@
 // bf16, the same for ZRT_EXACT, bit for bit, then the ledger of the exact
 // context with its per-group lines.
 //
+// `--exchange` checks the large reduce-scatters and all-reduces, which the
+// CPU backend runs as a point-to-point exchange a piece at a time, not by
+// MPI's collectives: f32, bf16 and ZRT_EXACT tensors of about 36 MB (two
+// pieces or more at every world size), parts of unequal length, padding,
+// in place and not, each bit for bit against the sum in rank order (bf16:
+// in float32, rounded once).
+//
 // `--fault=bad-label` makes the last rank hit a bad label while the others
 // wait in an all-reduce (the job must abort, not hang); `--fault=mpi-error`
 // makes an MPI call fail so the check macro's report can be inspected, and
@@ -36,6 +43,7 @@
 #include "core/exact.h"
 #include "core/ledger.h"
 #include "cpu/comm_queue.h"
+#include "cpu/dtype.h"
 #include "tests/checker.h"
 #include "tests/collective_cases.h"
 
@@ -111,6 +119,102 @@ int runOverlap() {
                    kernelsOk);
   check.expectTrue("overlap: all_reduce result right after the wait",
                    reduced && inputKept);
+  return check.finish();
+}
+
+/// Element i of rank r's input to the exchange checks: a float of
+/// magnitude 2^-10 to 2^9 and either sign, so the order of a sum shows in
+/// its rounding; every rank can make every other rank's.
+float exchangeValue(int rank, int64_t i) {
+  uint32_t h = uint32_t(i) * 2654435761u ^ uint32_t(rank + 1) * 40503u;
+  h ^= h >> 15;
+  h *= 2246822519u;
+  h ^= h >> 13;
+  float mantissa = 1.0f + float(h & 0xffff) / 65536.0f;
+  return std::ldexp(mantissa, int((h >> 16) % 20) - 10) *
+         ((h >> 31) ? -1.0f : 1.0f);
+}
+
+/// Whether a and b hold the same bits (Bf16 has no ==).
+template <typename T> bool sameBits(const T &a, const T &b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+/// One dtype's large reduce-scatter (padded) and all-reduce (out of place,
+/// then in place), against `expected(i)`, the rank-order sum of element i.
+template <typename T, typename Make, typename Sum>
+void checkExchange(Checker &check, zrt_context *ctx, int32_t dtype,
+                   const char *name, int64_t numel, Make make, Sum expected) {
+  const int W = ctx->worldSize, rank = ctx->rank;
+  const int64_t s = shardNumel(numel, W);
+  std::vector<T> full(numel);
+  for (int64_t i = 0; i < numel; ++i)
+    full[i] = make(rank, i);
+  std::vector<T> shard(s), y(numel);
+  zrt_reduce_scatter(ctx, ZRT_GROUP_WORLD, dtype, full.data(), shard.data(),
+                     numel, s, "exchange");
+  bool scattered = true;
+  for (int64_t i = 0; i < s; ++i) {
+    int64_t e = rank * s + i;
+    scattered &= sameBits(shard[i], e < numel ? expected(e) : T{});
+  }
+  zrt_all_reduce(ctx, ZRT_GROUP_WORLD, dtype, full.data(), y.data(), numel,
+                 "exchange");
+  bool reduced = true, kept = true;
+  for (int64_t i = 0; i < numel; ++i) {
+    reduced &= sameBits(y[i], expected(i));
+    kept &= sameBits(full[i], make(rank, i));
+  }
+  zrt_wait(ctx, zrt_all_reduce_start(ctx, ZRT_GROUP_WORLD, dtype, full.data(),
+                                     full.data(), numel, "exchange"));
+  bool inPlace = std::memcmp(full.data(), y.data(), numel * sizeof(T)) == 0;
+  std::string what = std::string(name) + " of " + std::to_string(numel) +
+                     " elements";
+  check.expectTrue("reduce_scatter " + what + " (padded) == the rank-order "
+                   "sum's shard (bit-exact)", scattered);
+  check.expectTrue("all_reduce " + what + " == the rank-order sum "
+                   "(bit-exact), input kept", reduced && kept);
+  check.expectTrue("all_reduce_start " + what + " in place == out of place",
+                   inPlace);
+}
+
+int runExchange() {
+  Checker check(MPI_COMM_WORLD);
+  zrt_context *ctx = createContext(MPI_COMM_WORLD);
+  const int W = ctx->worldSize;
+  if (ctx->rank == 0)
+    std::printf("world size %d\n", W);
+  // 9M floats, 18M bf16 and 2.25M exact (all about 36 MB, plus one
+  // element so that the parts differ): each rank's part is more than the
+  // 16 MB of staged pieces over W - 1 peers, at every W from 2 to 4.
+  checkExchange<float>(
+      check, ctx, ZRT_F32, "f32", 9000001, exchangeValue, [&](int64_t i) {
+        float sum = exchangeValue(0, i);
+        for (int r = 1; r < W; ++r)
+          sum += exchangeValue(r, i);
+        return sum;
+      });
+  auto bf16Of = [](int rank, int64_t i) {
+    return floatToBf16(exchangeValue(rank, i));
+  };
+  checkExchange<Bf16>(
+      check, ctx, ZRT_BF16, "bf16", 18000001, bf16Of, [&](int64_t i) {
+        float sum = bf16ToFloat(bf16Of(0, i));
+        for (int r = 1; r < W; ++r)
+          sum += bf16ToFloat(bf16Of(r, i));
+        return floatToBf16(sum);
+      });
+  auto exactOf = [](int rank, int64_t i) {
+    return toExact(exchangeValue(rank, i));
+  };
+  checkExchange<Exact>(
+      check, ctx, ZRT_EXACT, "exact", 2250001, exactOf, [&](int64_t i) {
+        Exact sum = 0;
+        for (int r = 0; r < W; ++r)
+          sum = exactAdd(sum, exactOf(r, i));
+        return sum;
+      });
+  destroyContext(ctx);
   return check.finish();
 }
 
@@ -353,6 +457,8 @@ int main(int argc, char **argv) {
     destroyContext(ctx);
   } else if (argc == 2 && std::strcmp(argv[1], "--overlap") == 0) {
     status = runOverlap();
+  } else if (argc == 2 && std::strcmp(argv[1], "--exchange") == 0) {
+    status = runExchange();
   } else if (argc == 2 && std::strcmp(argv[1], "--exact") == 0) {
     status = runExact();
   } else if (argc == 2 && std::strncmp(argv[1], "--groups=", 9) == 0) {
