@@ -17,7 +17,7 @@
 
 using namespace zrt;
 
-void zrt::cpu::adamw(zrt_context *, int32_t gradDtype, const float *p,
+ZRT_CPU_CLONES void zrt::cpu::adamw(zrt_context *, int32_t gradDtype, const float *p,
                      const void *g, const float *m, const float *v, float *pOut,
                      float *mOut, float *vOut, int64_t n, const float *lr,
                      const float *step, const float *gradScale,

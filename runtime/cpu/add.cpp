@@ -2,10 +2,11 @@
 
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 using namespace zrt;
 
-void zrt::cpu::add(zrt_context *, int32_t dtype, const void *a, const void *b,
+ZRT_CPU_CLONES void zrt::cpu::add(zrt_context *, int32_t dtype, const void *a, const void *b,
                    void *y, int64_t n) {
   dispatchDtype("zrt_add", dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -21,6 +21,7 @@
 #include "core/check.h"
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 #include <cblas.h>
 
@@ -156,7 +157,7 @@ void attentionBackward(const Layout &l, const float *q, const float *k,
 
 } // namespace
 
-void zrt::cpu::attention(zrt_context *, int32_t dtype, const void *q,
+ZRT_CPU_CLONES void zrt::cpu::attention(zrt_context *, int32_t dtype, const void *q,
                          const void *k, const void *v, void *out, int64_t batch,
                          int64_t seq, int64_t heads, int64_t kvHeads,
                          int64_t headDim) {
@@ -170,7 +171,7 @@ void zrt::cpu::attention(zrt_context *, int32_t dtype, const void *q,
   out32.commit();
 }
 
-void zrt::cpu::attentionGrad(zrt_context *, int32_t dtype, const void *q,
+ZRT_CPU_CLONES void zrt::cpu::attentionGrad(zrt_context *, int32_t dtype, const void *q,
                              const void *k, const void *v, const void *dout,
                              void *dq, void *dk, void *dv, int64_t batch,
                              int64_t seq, int64_t heads, int64_t kvHeads,

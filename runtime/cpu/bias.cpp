@@ -2,12 +2,13 @@
 
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 #include <vector>
 
 using namespace zrt;
 
-void zrt::cpu::biasAdd(zrt_context *, int32_t dtype, const void *x,
+ZRT_CPU_CLONES void zrt::cpu::biasAdd(zrt_context *, int32_t dtype, const void *x,
                        const void *bias, void *y, int64_t rows, int64_t cols) {
   dispatchDtype("zrt_bias_add", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -18,7 +19,7 @@ void zrt::cpu::biasAdd(zrt_context *, int32_t dtype, const void *x,
   });
 }
 
-void zrt::cpu::sumRows(zrt_context *, int32_t dtype, const void *x, void *y,
+ZRT_CPU_CLONES void zrt::cpu::sumRows(zrt_context *, int32_t dtype, const void *x, void *y,
                        int64_t rows, int64_t cols) {
   dispatchDtype("zrt_sum_rows", dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -5,6 +5,7 @@
 #include "core/exact.h"
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 #include <algorithm>
 #include <cstring>
@@ -32,7 +33,7 @@ void zrt::cpu::fill(zrt_context *, int32_t dtype, void *dst, int64_t n,
   });
 }
 
-void zrt::cpu::cast(zrt_context *, int32_t srcDtype, int32_t dstDtype,
+ZRT_CPU_CLONES void zrt::cpu::cast(zrt_context *, int32_t srcDtype, int32_t dstDtype,
                     const void *src, void *dst, int64_t n) {
   dispatchDtype("zrt_cast", srcDtype, [&](auto srcTag) {
     using S = decltype(srcTag);

@@ -20,7 +20,7 @@ static float tanhArgument(float v) {
   return kSqrt2OverPi * (v + kCubic * v * v * v);
 }
 
-void zrt::cpu::gelu(zrt_context *, int32_t dtype, const void *x, void *y,
+ZRT_CPU_CLONES void zrt::cpu::gelu(zrt_context *, int32_t dtype, const void *x, void *y,
                     int64_t n) {
   dispatchDtype("zrt_gelu", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -34,7 +34,7 @@ void zrt::cpu::gelu(zrt_context *, int32_t dtype, const void *x, void *y,
   });
 }
 
-void zrt::cpu::geluGrad(zrt_context *, int32_t dtype, const void *x,
+ZRT_CPU_CLONES void zrt::cpu::geluGrad(zrt_context *, int32_t dtype, const void *x,
                         const void *dy, void *dx, int64_t n) {
   dispatchDtype("zrt_gelu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -8,12 +8,13 @@
 
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 #include <cmath>
 
 using namespace zrt;
 
-void zrt::cpu::sumSquares(zrt_context *, int32_t dtype, const void *x,
+ZRT_CPU_CLONES void zrt::cpu::sumSquares(zrt_context *, int32_t dtype, const void *x,
                           float *out, int64_t n) {
   dispatchDtype("zrt_sum_squares", dtype, [&](auto tag) {
     using T = decltype(tag);

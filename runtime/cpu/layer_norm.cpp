@@ -10,6 +10,7 @@
 
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 #include <cmath>
 #include <vector>
@@ -37,7 +38,7 @@ static RowStats rowStats(const T *row, int64_t cols, float eps) {
   return {mean, 1.0f / std::sqrt(squares / (float)cols + eps)};
 }
 
-void zrt::cpu::layerNorm(zrt_context *, int32_t dtype, const void *x,
+ZRT_CPU_CLONES void zrt::cpu::layerNorm(zrt_context *, int32_t dtype, const void *x,
                          const void *gamma, const void *beta, void *y,
                          int64_t rows, int64_t cols, float eps) {
   dispatchDtype("zrt_layer_norm", dtype, [&](auto tag) {
@@ -56,7 +57,7 @@ void zrt::cpu::layerNorm(zrt_context *, int32_t dtype, const void *x,
 
 // With xHat = (x - mean) * rstd and g = dy * gamma:
 //   dx = rstd * (g - mean(g) - xHat * mean(g * xHat)).
-void zrt::cpu::layerNormGrad(zrt_context *, int32_t dtype, const void *x,
+ZRT_CPU_CLONES void zrt::cpu::layerNormGrad(zrt_context *, int32_t dtype, const void *x,
                              const void *gamma, const void *dy, void *dx,
                              void *dgamma, void *dbeta, int64_t rows,
                              int64_t cols, float eps) {

@@ -2,10 +2,11 @@
 
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 using namespace zrt;
 
-void zrt::cpu::relu(zrt_context *, int32_t dtype, const void *x, void *y,
+ZRT_CPU_CLONES void zrt::cpu::relu(zrt_context *, int32_t dtype, const void *x, void *y,
                     int64_t n) {
   dispatchDtype("zrt_relu", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -16,7 +17,7 @@ void zrt::cpu::relu(zrt_context *, int32_t dtype, const void *x, void *y,
   });
 }
 
-void zrt::cpu::reluGrad(zrt_context *, int32_t dtype, const void *x,
+ZRT_CPU_CLONES void zrt::cpu::reluGrad(zrt_context *, int32_t dtype, const void *x,
                         const void *dy, void *dx, int64_t n) {
   dispatchDtype("zrt_relu_grad", dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -10,6 +10,7 @@
 
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 #include <cmath>
 #include <vector>
@@ -27,7 +28,7 @@ static float rowInvRms(const T *row, int64_t cols, float eps) {
   return 1.0f / std::sqrt(squares / (float)cols + eps);
 }
 
-void zrt::cpu::rmsNorm(zrt_context *, int32_t dtype, const void *x,
+ZRT_CPU_CLONES void zrt::cpu::rmsNorm(zrt_context *, int32_t dtype, const void *x,
                        const void *gamma, void *y, int64_t rows, int64_t cols,
                        float eps) {
   dispatchDtype("zrt_rms_norm", dtype, [&](auto tag) {
@@ -44,7 +45,7 @@ void zrt::cpu::rmsNorm(zrt_context *, int32_t dtype, const void *x,
 
 // With r = rowInvRms and g = dy * gamma:
 //   dx = r * g - x * r^3 * mean(g * x),  dgamma = sum_rows dy * x * r.
-void zrt::cpu::rmsNormGrad(zrt_context *, int32_t dtype, const void *x,
+ZRT_CPU_CLONES void zrt::cpu::rmsNormGrad(zrt_context *, int32_t dtype, const void *x,
                            const void *gamma, const void *dy, void *dx,
                            void *dgamma, int64_t rows, int64_t cols,
                            float eps) {

@@ -14,13 +14,14 @@
 #include "core/check.h"
 #include "cpu/dtype.h"
 #include "cpu/kernels.h"
+#include "cpu/vector_math.h"
 
 #include <cmath>
 #include <vector>
 
 using namespace zrt;
 
-void zrt::cpu::rope(zrt_context *, int32_t dtype, const void *x, void *y,
+ZRT_CPU_CLONES void zrt::cpu::rope(zrt_context *, int32_t dtype, const void *x, void *y,
                     int64_t batch, int64_t seq, int64_t heads, int64_t headDim,
                     const float *invFreq, int32_t inverse) {
   floatDtypeSize("zrt_rope", dtype);

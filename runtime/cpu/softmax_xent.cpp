@@ -100,7 +100,7 @@ static void xentRows(const T *logits, const int32_t *labels, int64_t rows,
   }
 }
 
-void zrt::cpu::softmaxXent(zrt_context *, int32_t dtype, const void *logits,
+ZRT_CPU_CLONES void zrt::cpu::softmaxXent(zrt_context *, int32_t dtype, const void *logits,
                            const int32_t *labels, float *loss, int64_t rows,
                            int64_t cols, float divisor) {
   checkLabels("zrt_softmax_xent", labels, rows, cols);
@@ -112,7 +112,7 @@ void zrt::cpu::softmaxXent(zrt_context *, int32_t dtype, const void *logits,
   });
 }
 
-void zrt::cpu::softmaxXentGrad(zrt_context *, int32_t dtype, const void *logits,
+ZRT_CPU_CLONES void zrt::cpu::softmaxXentGrad(zrt_context *, int32_t dtype, const void *logits,
                                const int32_t *labels, const float *dloss,
                                void *dlogits, int64_t rows, int64_t cols,
                                float divisor) {
@@ -124,7 +124,7 @@ void zrt::cpu::softmaxXentGrad(zrt_context *, int32_t dtype, const void *logits,
   });
 }
 
-void zrt::cpu::softmaxXentFused(zrt_context *, int32_t dtype,
+ZRT_CPU_CLONES void zrt::cpu::softmaxXentFused(zrt_context *, int32_t dtype,
                                 const void *logits, const int32_t *labels,
                                 const float *dloss, float *loss, void *dlogits,
                                 int64_t rows, int64_t cols, float divisor) {

@@ -13,7 +13,7 @@
 
 using namespace zrt;
 
-void zrt::cpu::swiglu(zrt_context *, int32_t dtype, const void *gate,
+ZRT_CPU_CLONES void zrt::cpu::swiglu(zrt_context *, int32_t dtype, const void *gate,
                       const void *up, void *y, int64_t n) {
   dispatchDtype("zrt_swiglu", dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -26,7 +26,7 @@ void zrt::cpu::swiglu(zrt_context *, int32_t dtype, const void *gate,
 }
 
 // d silu(g) / dg = s + g s (1 - s), s = sigmoid(g).
-void zrt::cpu::swigluGrad(zrt_context *, int32_t dtype, const void *gate,
+ZRT_CPU_CLONES void zrt::cpu::swigluGrad(zrt_context *, int32_t dtype, const void *gate,
                           const void *up, const void *dy, void *dgate,
                           void *dup, int64_t n) {
   dispatchDtype("zrt_swiglu_grad", dtype, [&](auto tag) {

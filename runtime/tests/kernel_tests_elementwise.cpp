@@ -2,6 +2,8 @@
 
 #include "tests/kernel_tests.h"
 
+#include "cpu/vector_math.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -249,6 +251,32 @@ void testSliceCols(zrt_context *ctx, Checker &check, int32_t dtype) {
                     0.0);
 }
 
+/// The kernels run the AVX-512 or AVX2 clone where the CPU has one
+/// (ZRT_CPU_CLONES); this file is compiled for the baseline, where GCC has
+/// no FMA to contract into. GELU's formula written out here must then give
+/// the kernel's bits exactly: an FMA in a clone would not.
+void testClonesKeepBaselineBits(zrt_context *ctx, Checker &check) {
+  const int64_t n = 4099; // whole 16-lane vectors and a tail
+  auto x = randomVector(n, -6.0f, 6.0f), dy = randomVector(n);
+  std::vector<float> y(n), dx(n);
+  zrt_gelu(ctx, ZRT_F32, x.data(), y.data(), n);
+  zrt_gelu_grad(ctx, ZRT_F32, x.data(), dy.data(), dx.data(), n);
+  const float sqrt2OverPi = 0.7978845608028654f, cubic = 0.044715f;
+  bool same = true;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    float s = vmath::sigmoid(2.0f * (sqrt2OverPi * (v + cubic * v * v * v)));
+    float du = sqrt2OverPi * (1.0f + 3.0f * cubic * v * v);
+    float forward = v * s;
+    float backward = dy[i] * (s + 2.0f * v * s * (1.0f - s) * du);
+    same &= std::memcmp(&forward, &y[i], sizeof(float)) == 0 &&
+            std::memcmp(&backward, &dx[i], sizeof(float)) == 0;
+  }
+  check.expectTrue("gelu and gelu_grad f32 = the baseline's float operations "
+                   "bit for bit, whichever clone runs",
+                   same);
+}
+
 } // namespace
 
 double geluRef(double x) {
@@ -270,6 +298,7 @@ void testElementwise(zrt_context *ctx, Checker &check) {
     testCopyFillShard(check, dtype);
   }
   testCast(ctx, check);
+  testClonesKeepBaselineBits(ctx, check);
 }
 
 } // namespace zrt
