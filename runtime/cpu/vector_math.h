@@ -33,7 +33,7 @@
 /// over 256 x 50257 32 -> 15 ms. libzrt is built with -ffp-contract=off, so
 /// every clone computes the same bits as the baseline (kernels.test checks
 /// it).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 11 && !defined(__clang__)
 #define ZRT_CPU_CLONES                                                         \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), \
                  flatten))
