@@ -262,6 +262,24 @@ def OffloadOptimizer : Pass<"zero-offload-optimizer", "::mlir::ModuleOp"> {
                            "::zero::sharding::ZeroDialect"];
 }
 
+def OverlapOffload : Pass<"zero-overlap-offload", "::mlir::ModuleOp"> {
+  let summary = "Runs each host update as a host task, waited for where the device next reads it";
+  let description = [{
+    `--offload=optimizer`, after `zero-lower-to-runtime` and before
+    `zero-plan-memory`. Input: `@zero_program_step` (and
+    `@zero_program_apply`) whose host updates are `zrt.adamw on_host`, the
+    `zrt.cast on_host` of a new master and the `zrt.copy_to_device` of the
+    new parameter. Output: each such chain between `zrt.host_task_begin`
+    and `zrt.host_task_end writes %param`, which the runtime runs on a host
+    thread; `zrt.host_wait %param` before the parameter's first use in the
+    function (the next step's) and before its first use after the task;
+    `zrt.host_wait_all` before the function's first `zrt.copy_to_host`; and
+    the frees of the host buffers the tasks use moved to the end of the
+    function. The update overlaps the rest of the step and the next
+    forward, and training stays bit-identical.
+  }];
+}
+
 def AccumulateGradients : Pass<"zero-accumulate-gradients", "::mlir::ModuleOp"> {
   let summary = "Splits @train_step into a micro-step and an optimizer step";
   let description = [{

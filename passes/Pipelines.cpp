@@ -187,6 +187,8 @@ void buildProgramPipeline(OpPassManager &pm, const StageOptions &options,
     pm.addPass(createScheduleOverlap({options.prefetch, options.maxLiveGatherBytes,
                                       /*maxInflightReductions=*/1}));
   pm.addPass(createLowerToRuntime());
+  if (options.offload == "optimizer")
+    pm.addPass(createOverlapOffload());
   pm.addPass(createPlanMemory());
   pm.addPass(createElideZeroFills());
   if (!options.memoryLimit.empty())

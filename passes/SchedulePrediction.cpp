@@ -46,7 +46,9 @@ int64_t attentionFlops(int64_t rows, int64_t seqLen, int64_t heads,
 /// Ops that cost the compute thread nothing the model counts.
 bool isBookkeeping(Operation *op) {
   return isa<zrt::FreeOp, zrt::ViewOp, zrt::WaitOp, zrt::WatchGradientOp,
-             zrt::ClipCoefficientOp, func::ReturnOp>(op) ||
+             zrt::ClipCoefficientOp, zrt::HostTaskBeginOp,
+             zrt::HostTaskEndOp, zrt::HostWaitOp, zrt::HostWaitAllOp,
+             func::ReturnOp>(op) ||
          op->getName().getStringRef().starts_with("zrt.declare_");
 }
 

@@ -145,8 +145,10 @@ private:
   Value materialize(Location loc, Null) { return rt.nullPtr(loc); }
 };
 
+// `, ##__VA_ARGS__` (GCC and Clang) drops the comma of an entry that
+// takes the context alone.
 #define ZRT_CALL(fn, ...)                                                      \
-  emit.call<decltype(fn)>(op->getLoc(), #fn, __VA_ARGS__)
+  emit.call<decltype(fn)>(op->getLoc(), #fn, ##__VA_ARGS__)
 
 inline I64 numel(Value buffer) { return {zrt::getNumElements(buffer)}; }
 inline I32 dtype(Value buffer) { return {zrt::getDType(buffer)}; }

@@ -157,6 +157,22 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
                  I64{zrt::getByteSize(copy.getDst())});
         return success();
       })
+      .Case([&](HostTaskBeginOp) {
+        ZRT_CALL(zrt_host_task_begin);
+        return success();
+      })
+      .Case([&](HostTaskEndOp end) {
+        ZRT_CALL(zrt_host_task_end, p(end.getWrites()));
+        return success();
+      })
+      .Case([&](HostWaitOp wait) {
+        ZRT_CALL(zrt_host_wait, p(wait.getBuffer()));
+        return success();
+      })
+      .Case([&](HostWaitAllOp) {
+        ZRT_CALL(zrt_host_wait_all);
+        return success();
+      })
       .Case([&](ShardSliceOp s) {
         ZRT_CALL(zrt_shard_slice, dtype(s.getShard()), p(s.getFull()),
                  p(s.getShard()), numel(s.getFull()), numel(s.getShard()));

@@ -310,6 +310,48 @@ def Zrt_CopyToHostOp : Zrt_OffloadCopyOp<"copy_to_host",
 def Zrt_CopyToDeviceOp : Zrt_OffloadCopyOp<"copy_to_device",
     "copies a buffer from host memory to device memory", "host", "device">;
 
+def Zrt_HostTaskBeginOp : Zrt_Op<"host_task_begin"> {
+  let summary = "opens a host task: the host update that follows is queued";
+  let description = [{
+    `zrt_host_task_begin`. Until `zrt.host_task_end`, the runtime queues
+    `zrt.adamw on_host`, `zrt.cast on_host` and `zrt.copy_to_device` for its
+    host thread instead of running them (on the CPU backend; on a device
+    they run at once). zero-overlap-offload brackets each parameter's
+    update so.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Zrt_HostTaskEndOp : Zrt_Op<"host_task_end"> {
+  let summary = "closes a host task, naming the device buffer it writes";
+  let description = [{
+    `zrt_host_task_end`: the task opened by `zrt.host_task_begin` ends with
+    its upload into `writes`; `zrt.host_wait` on that buffer waits for it.
+  }];
+  let arguments = (ins Zrt_Buffer:$writes);
+  let assemblyFormat = "`writes` $writes attr-dict `:` type($writes)";
+}
+
+def Zrt_HostWaitOp : Zrt_Op<"host_wait"> {
+  let summary = "waits for the host task that writes a device buffer";
+  let description = [{
+    `zrt_host_wait`: blocks until the host task that writes `buffer` has
+    run; at once when none is pending (the first step, a run without the
+    host thread).
+  }];
+  let arguments = (ins Zrt_Buffer:$buffer);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
+
+def Zrt_HostWaitAllOp : Zrt_Op<"host_wait_all"> {
+  let summary = "waits for every queued host task";
+  let description = [{
+    `zrt_host_wait_all`: before a step's first copy into host memory, whose
+    buffers the previous step's tasks read.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 def Zrt_FillOp : Zrt_Op<"fill"> {
   let summary = "sets every element of a buffer to a value";
   let arguments = (ins Zrt_SummableBuffer:$dst, F32Attr:$value);

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 18
+#define ZRT_ABI_VERSION 19
 
 typedef struct zrt_context zrt_context;
 
@@ -321,6 +321,17 @@ void zrt_host_adamw(zrt_context *ctx, int32_t grad_dtype, const float *p,
                     const float *weight_decay);
 void zrt_host_cast(zrt_context *ctx, int32_t src_dtype, int32_t dst_dtype,
                    const void *src, void *dst, int64_t n);
+/* Host tasks (zero-overlap-offload): between zrt_host_task_begin and
+ * zrt_host_task_end, zrt_host_adamw, zrt_host_cast and zrt_copy_to_device
+ * are queued, in order, for a host thread instead of run (on the CPU
+ * backend; on a device they run at once), and zrt_host_task_end names the
+ * device buffer the task writes. zrt_host_wait blocks until the task that
+ * writes `device_buffer` has run (at once when none is pending), and
+ * zrt_host_wait_all until every queued task has. */
+void zrt_host_task_begin(zrt_context *ctx);
+void zrt_host_task_end(zrt_context *ctx, const void *device_dst);
+void zrt_host_wait(zrt_context *ctx, const void *device_buffer);
+void zrt_host_wait_all(zrt_context *ctx);
 
 /*===--- Diagnostics ------------------------------------------------------===*/
 

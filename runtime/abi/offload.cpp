@@ -13,15 +13,19 @@
 // are the CPU backend's, whatever the context's device: on the CPU the
 // step is then exactly the one without offload.
 //
-// v1 is synchronous: the device waits while the host updates (no overlap of
-// the update with the next forward, as ZeRO-Offload's delayed update
-// would give).
+// Inside a host task (zero-overlap-offload, core/host_tasks.h) the update,
+// the cast and the upload are queued for the host thread instead, on the
+// CPU backend: the main thread goes on, and waits for a parameter's task
+// where it next reads the parameter (zrt_host_wait). The copy is counted
+// when it is queued. On a device the task's pieces run at once, as before
+// (the copies belong to the main thread's stream).
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "core/host_tasks.h"
 #include "core/trace.h"
 #include "cpu/kernels.h"
 
@@ -43,11 +47,20 @@ void checkBytes(const char *entry, int64_t bytes) {
   if (bytes < 0)
     fatal("%s: negative size %lld bytes", entry, (long long)bytes);
 }
+
+/// Whether a host entry is queued for the host thread: inside a host task,
+/// where the device is the host's own memory.
+bool deferred(zrt_context *ctx) {
+  return ctx->hostTasks->open() && ctx->runtime->hostAddressable();
+}
 } // namespace
 
 extern "C" void zrt_copy_to_host(zrt_context *ctx, const void *deviceSrc,
                                  void *hostDst, int64_t bytes) {
   checkBytes("zrt_copy_to_host", bytes);
+  if (ctx->hostTasks->open())
+    fatal("zrt_copy_to_host inside a host task: a task holds the update, "
+          "the cast and the upload of one parameter only");
   TraceScope trace(ctx, "copy_to_host");
   ctx->runtime->copyToHost(hostDst, deviceSrc, bytes);
   countCopy(ctx, kToHost, bytes);
@@ -56,9 +69,15 @@ extern "C" void zrt_copy_to_host(zrt_context *ctx, const void *deviceSrc,
 extern "C" void zrt_copy_to_device(zrt_context *ctx, const void *hostSrc,
                                    void *deviceDst, int64_t bytes) {
   checkBytes("zrt_copy_to_device", bytes);
+  countCopy(ctx, kToDevice, bytes);
+  if (deferred(ctx)) {
+    DeviceRuntime *runtime = ctx->runtime.get();
+    ctx->hostTasks->add(
+        [=] { runtime->copyToDevice(deviceDst, hostSrc, bytes); });
+    return;
+  }
   TraceScope trace(ctx, "copy_to_device");
   ctx->runtime->copyToDevice(deviceDst, hostSrc, bytes);
-  countCopy(ctx, kToDevice, bytes);
 }
 
 extern "C" void zrt_host_adamw(zrt_context *ctx, int32_t gradDtype,
@@ -68,6 +87,14 @@ extern "C" void zrt_host_adamw(zrt_context *ctx, int32_t gradDtype,
                                const float *step, const float *gradScale,
                                const float *beta1, const float *beta2,
                                const float *eps, const float *weightDecay) {
+  if (deferred(ctx)) {
+    ctx->hostTasks->add([=] {
+      cpu::cpuKernels().adamw(ctx, gradDtype, p, g, m, v, pOut, mOut, vOut, n,
+                              lr, step, gradScale, beta1, beta2, eps,
+                              weightDecay);
+    });
+    return;
+  }
   TraceScope trace(ctx, "host_adamw");
   cpu::cpuKernels().adamw(ctx, gradDtype, p, g, m, v, pOut, mOut, vOut, n, lr,
                           step, gradScale, beta1, beta2, eps, weightDecay);
@@ -76,6 +103,31 @@ extern "C" void zrt_host_adamw(zrt_context *ctx, int32_t gradDtype,
 extern "C" void zrt_host_cast(zrt_context *ctx, int32_t srcDtype,
                               int32_t dstDtype, const void *src, void *dst,
                               int64_t n) {
+  if (deferred(ctx)) {
+    ctx->hostTasks->add(
+        [=] { cpu::cpuKernels().cast(ctx, srcDtype, dstDtype, src, dst, n); });
+    return;
+  }
   TraceScope trace(ctx, "host_cast");
   cpu::cpuKernels().cast(ctx, srcDtype, dstDtype, src, dst, n);
+}
+
+extern "C" void zrt_host_task_begin(zrt_context *ctx) {
+  ctx->hostTasks->begin();
+}
+
+extern "C" void zrt_host_task_end(zrt_context *ctx, const void *deviceDst) {
+  ctx->hostTasks->end(deviceDst);
+}
+
+extern "C" void zrt_host_wait(zrt_context *ctx, const void *deviceBuffer) {
+  if (int64_t ticket = ctx->hostTasks->takeWriter(deviceBuffer)) {
+    TraceScope trace(ctx, "host_wait");
+    ctx->hostTasks->waitFor(ticket);
+  }
+}
+
+extern "C" void zrt_host_wait_all(zrt_context *ctx) {
+  TraceScope trace(ctx, "host_wait");
+  ctx->hostTasks->drain();
 }

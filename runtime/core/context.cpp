@@ -1,6 +1,7 @@
 //===- context.cpp - Context lifetime -------------------------------------===//
 
 #include "core/context.h"
+#include "core/host_tasks.h"
 #include "core/check.h"
 #include "core/schedule_check.h"
 #include "core/trace.h"
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace zrt {
 
@@ -71,8 +73,20 @@ zrt_context *createContext(MPI_Comm comm) {
   openWatchdogChannel(ctx);
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true, ctx);
   ctx->commQueue->setTimeout(collectiveTimeoutSeconds());
+  ctx->hostTasks = std::make_unique<HostTasks>(hostTasksThreaded());
   cpu::attach(ctx);
   return ctx;
+}
+
+bool hostTasksThreaded() {
+  const char *text = std::getenv("ZRT_HOST_TASKS");
+  if (!text || !*text || std::strcmp(text, "thread") == 0)
+    return true;
+  if (std::strcmp(text, "inline") == 0)
+    return false;
+  fatal("ZRT_HOST_TASKS must be 'thread' (the default: host tasks overlap "
+        "the step) or 'inline' (each runs where it is queued), got '%s'",
+        text);
 }
 
 double collectiveTimeoutSeconds() {
@@ -95,6 +109,7 @@ zrt_context *createLocalContext(int rank, int worldSize) {
   ctx->worldSize = worldSize;
   flatGroups(ctx);
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/false, ctx);
+  ctx->hostTasks = std::make_unique<HostTasks>(/*threaded=*/false);
   cpu::attach(ctx);
   return ctx;
 }
@@ -121,6 +136,9 @@ static void warnUnwaited(zrt_context *ctx) {
 void destroyContext(zrt_context *ctx) {
   if (!ctx)
     return;
+  // The host tasks write parameters and optimizer state: finish them
+  // before anything is freed.
+  ctx->hostTasks.reset();
   // The queued collectives are ones every rank started: run them, so the
   // other ranks are not left waiting, before the thread and MPI go away.
   // On a device they are already queued on its stream: wait for them there.

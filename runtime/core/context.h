@@ -141,6 +141,7 @@ const char *arenaName(int index);
 const char *collectiveName(int kind);
 
 class CommQueue;
+class HostTasks;
 class ScheduleCheck;
 class Tracer;
 
@@ -218,6 +219,9 @@ struct zrt_context {
   /// Runs the CPU transport's collectives (cpu/mpi_transport.h): on a thread
   /// of its own with MPI, inline without.
   std::unique_ptr<zrt::CommQueue> commQueue;
+  /// The host tasks of zero-overlap-offload (core/host_tasks.h): on a
+  /// thread of their own with MPI, inline without; never null.
+  std::unique_ptr<zrt::HostTasks> hostTasks;
   /// Set by --trace before the first step; null otherwise.
   std::unique_ptr<zrt::Tracer> tracer;
   /// The compiler's plan of each collective (zrt_declare_collective_plan)
@@ -255,6 +259,11 @@ void destroyContext(zrt_context *ctx);
 /// the main thread makes on its own (agreement, ledger, checkpoints, trace)
 /// comes after this, so MPI never sees two threads at once.
 void quiesceComm(zrt_context *ctx);
+
+/// Whether host tasks (core/host_tasks.h) run on a thread of their own:
+/// ZRT_HOST_TASKS=thread (the default) or inline (each piece runs where it
+/// is queued, as without zero-overlap-offload: to compare).
+bool hostTasksThreaded();
 
 /// How long a rank waits for a collective before it stops the job
 /// (ZRT_COLLECTIVE_TIMEOUT_S, default 300 s; --collective-timeout sets it).

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/driver.h"
+#include "core/host_tasks.h"
 #include "core/agree.h"
 #include "core/batches.h"
 #include "core/check.h"
@@ -145,6 +146,8 @@ static int64_t initialise(zrt_context *ctx, Options &options,
 /// Writes the checkpoint of `step` completed steps, or stops every rank.
 static void checkpoint(zrt_context *ctx, const Options &options,
                        const std::vector<void *> &buffers, int64_t step) {
+  // The last step's host tasks (--offload=optimizer) write the state saved.
+  ctx->hostTasks->drain();
   double start = wallSeconds();
   int64_t bytes = 0;
   std::string error = saveTrainState(ctx, buffers, options.checkpointDir,
@@ -415,6 +418,8 @@ public:
   }
 
   void run(int64_t step, std::vector<void *> &buffers, FILE *json) {
+    // The validation step reads the parameters the host tasks write.
+    ctx->hostTasks->drain();
     Tracer *tracer = ctx->tracer.get();
     int64_t traceBegin = tracer ? tracer->now() : 0;
     double seconds = 0;
@@ -600,6 +605,8 @@ static void train(zrt_context *ctx, const Options &options,
   }
   if (progress.json)
     std::fclose(progress.json);
+  // --save, --export-hf and the checkpoint read what the host tasks write.
+  ctx->hostTasks->drain();
   if (!options.checkpointDir.empty() && checkpointed < options.steps)
     checkpoint(ctx, options, buffers, options.steps);
   if (!options.save.empty()) {
