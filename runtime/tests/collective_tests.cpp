@@ -26,6 +26,13 @@
 // in place and not, each bit for bit against the sum in rank order (bf16:
 // in float32, rounded once).
 //
+// `--host-tasks` checks the host tasks of zero-overlap-offload on a context
+// with its host thread: an update queued in a task and waited for equals
+// the same update run at once, bit for bit; tasks run in the order queued;
+// a wait for a buffer no task writes returns at once. `--fault=
+// host-task-nested`, `host-task-unopened` and `host-task-copy-down` misuse
+// them.
+//
 // `--fault=bad-label` makes the last rank hit a bad label while the others
 // wait in an all-reduce (the job must abort, not hang); `--fault=mpi-error`
 // makes an MPI call fail so the check macro's report can be inspected, and
@@ -214,6 +221,62 @@ int runExchange() {
           sum = exactAdd(sum, exactOf(r, i));
         return sum;
       });
+  destroyContext(ctx);
+  return check.finish();
+}
+
+int runHostTasks() {
+  Checker check(MPI_COMM_WORLD);
+  zrt_context *ctx = createContext(MPI_COMM_WORLD);
+  const int64_t n = 1 << 16;
+  std::vector<float> p(n), g(n), m(n, 0.0f), v(n, 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    p[i] = exchangeValue(ctx->rank, i);
+    g[i] = exchangeValue(ctx->rank + 7, i);
+  }
+  float lr = 1e-2f, step = 1, beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f,
+        decay = 0.1f;
+  auto update = [&](std::vector<float> &param, std::vector<float> &m1,
+                    std::vector<float> &v1) {
+    zrt_host_adamw(ctx, ZRT_F32, param.data(), g.data(), m1.data(), v1.data(),
+                   param.data(), m1.data(), v1.data(), n, &lr, &step, nullptr,
+                   &beta1, &beta2, &eps, &decay);
+  };
+  // At once, outside a task.
+  std::vector<float> atOnce = p, mOnce = m, vOnce = v;
+  update(atOnce, mOnce, vOnce);
+  // In a task, then uploaded into `device` (host memory on the CPU).
+  std::vector<float> queued = p, mQueued = m, vQueued = v, device(n, -1.0f);
+  zrt_host_task_begin(ctx);
+  update(queued, mQueued, vQueued);
+  zrt_copy_to_device(ctx, queued.data(), device.data(), n * sizeof(float));
+  zrt_host_task_end(ctx, device.data());
+  zrt_host_wait(ctx, device.data());
+  check.expectTrue("host task: the update and upload, waited for, equal the "
+                   "update at once (bit-exact)",
+                   device == atOnce && mQueued == mOnce && vQueued == vOnce);
+  // Tasks in order: each uploads its own value into one buffer; the last
+  // one queued is what the wait for the buffer leaves.
+  std::vector<std::vector<float>> values;
+  for (int t = 0; t < 8; ++t)
+    values.emplace_back(n, float(t));
+  std::vector<float> target(n, -1.0f);
+  for (int t = 0; t < 8; ++t) {
+    zrt_host_task_begin(ctx);
+    zrt_copy_to_device(ctx, values[t].data(), target.data(), n * sizeof(float));
+    zrt_host_task_end(ctx, target.data());
+  }
+  zrt_host_wait(ctx, target.data());
+  check.expectTrue("host tasks run in the order queued (the last upload "
+                   "stays)",
+                   target == values[7]);
+  float untouched = 3.0f;
+  zrt_host_wait(ctx, &untouched);
+  zrt_host_wait_all(ctx);
+  check.expectTrue("host_wait for a buffer no task writes returns at once",
+                   untouched == 3.0f);
+  check.expectTrue("host tasks: every upload counted in the ledger",
+                   ctx->ledger.offloadCalls[1] == 9);
   destroyContext(ctx);
   return check.finish();
 }
@@ -433,6 +496,15 @@ int runFault(zrt_context *ctx, const std::string &fault) {
     zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_F32, values, values, 1, "test");
     zrt_all_reduce(ctx, ZRT_GROUP_WORLD, ZRT_F32, values, values,
                    ctx->rank == 0 ? 1 : 2, "test");
+  } else if (fault == "host-task-nested") {
+    zrt_host_task_begin(ctx);
+    zrt_host_task_begin(ctx);
+  } else if (fault == "host-task-unopened") {
+    zrt_host_task_end(ctx, &one);
+  } else if (fault == "host-task-copy-down") {
+    float down = 0;
+    zrt_host_task_begin(ctx);
+    zrt_copy_to_host(ctx, &one, &down, sizeof(float));
   } else if (fault == "bad-group") {
     zrt_all_reduce(ctx, ZRT_NUM_GROUPS, ZRT_F32, &one, &one, 1, "test");
   } else if (fault == "mpi-error") {
@@ -457,6 +529,8 @@ int main(int argc, char **argv) {
     destroyContext(ctx);
   } else if (argc == 2 && std::strcmp(argv[1], "--overlap") == 0) {
     status = runOverlap();
+  } else if (argc == 2 && std::strcmp(argv[1], "--host-tasks") == 0) {
+    status = runHostTasks();
   } else if (argc == 2 && std::strcmp(argv[1], "--exchange") == 0) {
     status = runExchange();
   } else if (argc == 2 && std::strcmp(argv[1], "--exact") == 0) {
