@@ -72,28 +72,35 @@ func.func @forward(%x: tensor<8x3xf32> {nn.data = "features"},
 // The zrt program: the host state is declared `host`; the copies stage
 // through host_staging buffers, which zero-plan-memory places in a host
 // arena of their own (beside the device's shared one); the update and the
-// cast run on the host, and the bf16 parameter shard is written in place.
+// cast run on the host, as a host task (zero-overlap-offload), and the
+// bf16 parameter shard is written in place. The task's host buffers live
+// to the end of the step: 576 bytes of staging instead of 512.
 // ZRT: zrt.declare_arg 2 "fc.weight" param sharded init
 // ZRT-NEXT: zrt.declare_arg 3 "fc.weight" master sharded host init
 // ZRT-NEXT: zrt.declare_arg 4 "adam_m.fc.weight" adam_m sharded host init
 // ZRT-NEXT: zrt.declare_arg 5 "adam_v.fc.weight" adam_v sharded host init
 // ZRT-NEXT: zrt.declare_arg 6 "lr" lr init
 // ZRT: zrt.declare_shared_arena
-// ZRT-NEXT: zrt.declare_arena host_staging 512
+// ZRT-NEXT: zrt.declare_arena host_staging 576
 // ZRT-LABEL: func.func @zero_program_step
-// ZRT-SAME: zrt.arena_bytes = array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 512>
+// ZRT-SAME: zrt.arena_bytes = array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 576>
 // The staging buffers are written whole by their first op
 // (zero-elide-zero-fills): no zero-fill.
 // ZRT: %[[G:.*]] = zrt.alloc host_staging {arena_offset = {{[0-9]+}} : i64, unfilled} : memref<8xbf16>
 // ZRT-NEXT: zrt.copy_to_host %{{.*}} to %[[G]] : memref<8xbf16>
-// ZRT: zrt.adamw %arg3, %[[G]], %arg4, %arg5 -> %arg3, %arg4, %arg5 {{.*}} on_host
 // ZRT: %[[P:.*]] = zrt.alloc host_staging {arena_offset = {{[0-9]+}} : i64, unfilled} : memref<8xbf16>
+// ZRT-NEXT: zrt.host_task_begin
+// ZRT-NEXT: zrt.adamw %arg3, %[[G]], %arg4, %arg5 -> %arg3, %arg4, %arg5 {{.*}} on_host
 // ZRT-NEXT: zrt.cast %arg3 -> %[[P]] on_host : memref<8xf32> -> memref<8xbf16>
 // ZRT-NEXT: zrt.copy_to_device %[[P]] to %arg2 : memref<8xbf16>
-// ZRT-NEXT: zrt.free %[[P]]
+// ZRT-NEXT: zrt.host_task_end writes %arg2 : memref<8xbf16>
+// ZRT: zrt.free %[[P]]
+// ZRT-NEXT: return
 
 // CALLS-COUNT-3: call @zrt_declare_host_arg
 // CALLS: call @zrt_copy_to_host
-// CALLS: call @zrt_host_adamw
+// CALLS: call @zrt_host_task_begin
+// CALLS-NEXT: call @zrt_host_adamw
 // CALLS: call @zrt_host_cast
 // CALLS-NEXT: call @zrt_copy_to_device
+// CALLS-NEXT: call @zrt_host_task_end
