@@ -82,20 +82,31 @@ struct OverlapOffloadPass
     : zero::impl::OverlapOffloadBase<OverlapOffloadPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    unsigned numTasks = 0;
+    SmallVector<func::FuncOp, 2> funcs;
     for (StringRef name : {"zero_program_step", "zero_program_apply"})
-      if (auto func = module.lookupSymbol<func::FuncOp>(name)) {
-        FailureOr<unsigned> made = overlap(func);
-        if (failed(made))
-          return signalPassFailure();
-        numTasks += *made;
+      if (auto func = module.lookupSymbol<func::FuncOp>(name))
+        funcs.push_back(func);
+    // The argument positions the tasks write: the step and the apply
+    // function take the same arguments, so a parameter the apply updates
+    // is waited for where the next micro-step reads it too.
+    llvm::SetVector<unsigned> writtenArgs;
+    llvm::SmallPtrSet<Operation *, 16> uploads;
+    for (func::FuncOp func : funcs)
+      for (HostTask &task : makeTasks(func)) {
+        uploads.insert(task.upload);
+        if (auto arg = dyn_cast<BlockArgument>(task.upload.getDst()))
+          writtenArgs.insert(arg.getArgNumber());
       }
-    if (numTasks == 0) {
+    if (uploads.empty()) {
       module.emitError() << getArgument()
                          << ": the program has no zrt.adamw on_host to run "
                             "as a host task; compile with "
                             "--offload=optimizer";
       return signalPassFailure();
+    }
+    for (func::FuncOp func : funcs) {
+      waitForArguments(func, writtenArgs.getArrayRef(), uploads);
+      waitBeforeHostMemory(func);
     }
   }
 
@@ -126,7 +137,10 @@ struct OverlapOffloadPass
     return std::nullopt;
   }
 
-  FailureOr<unsigned> overlap(func::FuncOp func) {
+  /// Brackets each host update of `func` as a task, moves the frees of the
+  /// host buffers the tasks use to the end, and waits for a task before
+  /// the first use after it of what it writes (in this function).
+  SmallVector<HostTask> makeTasks(func::FuncOp func) {
     Block &body = func.getBody().front();
     SmallVector<HostTask> tasks;
     for (Operation &op : body)
@@ -134,7 +148,7 @@ struct OverlapOffloadPass
         if (std::optional<HostTask> task = taskOf(update))
           tasks.push_back(*task);
     if (tasks.empty())
-      return 0u;
+      return tasks;
 
     // The host buffers the tasks read or write live to the end.
     llvm::SetVector<Value> taskHostBuffers;
@@ -165,31 +179,45 @@ struct OverlapOffloadPass
       Value written = task.upload.getDst();
       b.setInsertionPointAfter(task.upload);
       auto end = zrt::HostTaskEndOp::create(b, loc, written);
-      SmallVector<Value> names = aliases(written);
       // Read again after the task in this function (stages 1-2's gather).
-      if (Operation *next = firstUseFrom(body, end->getNextNode(), names)) {
+      if (Operation *next =
+              firstUseFrom(body, end->getNextNode(), aliases(written))) {
         b.setInsertionPoint(next);
         zrt::HostWaitOp::create(b, loc, written);
       }
-      // An argument: the next call's first read (the next step's forward).
-      if (isa<BlockArgument>(written)) {
-        Operation *first = firstUseFrom(body, &body.front(), names);
-        if (first && first->isBeforeInBlock(task.update)) {
-          b.setInsertionPoint(first);
-          zrt::HostWaitOp::create(b, loc, written);
-        }
-      }
     }
-    // The step's first host buffer (a copy of this step's gradient) may lie
-    // where the previous step's tasks still read: they finish first.
-    for (Operation &op : body)
+    return tasks;
+  }
+
+  /// Waits for each argument a task writes before its first use in `func`
+  /// (the next call's: the next step's forward or gather, the next
+  /// micro-step's), unless that use is the task's own upload.
+  void waitForArguments(func::FuncOp func, ArrayRef<unsigned> positions,
+                        const llvm::SmallPtrSetImpl<Operation *> &uploads) {
+    Block &body = func.getBody().front();
+    OpBuilder b(func.getContext());
+    for (unsigned position : positions) {
+      if (position >= func.getNumArguments())
+        continue;
+      Value arg = func.getArgument(position);
+      Operation *first = firstUseFrom(body, &body.front(), aliases(arg));
+      if (!first || uploads.contains(first))
+        continue;
+      b.setInsertionPoint(first);
+      zrt::HostWaitOp::create(b, first->getLoc(), arg);
+    }
+  }
+
+  /// The function's first host buffer (a copy of this step's gradient) may
+  /// lie where the previous step's tasks still read: they finish first.
+  void waitBeforeHostMemory(func::FuncOp func) {
+    for (Operation &op : func.getBody().front())
       if (isa<zrt::CopyToHostOp>(op) ||
           (isa<zrt::AllocOp>(op) && isHostBuffer(op.getResult(0)))) {
-        b.setInsertionPoint(&op);
+        OpBuilder b(&op);
         zrt::HostWaitAllOp::create(b, op.getLoc());
-        break;
+        return;
       }
-    return tasks.size();
   }
 };
 

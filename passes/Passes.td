@@ -271,9 +271,10 @@ def OverlapOffload : Pass<"zero-overlap-offload", "::mlir::ModuleOp"> {
     `zrt.cast on_host` of a new master and the `zrt.copy_to_device` of the
     new parameter. Output: each such chain between `zrt.host_task_begin`
     and `zrt.host_task_end writes %param`, which the runtime runs on a host
-    thread; `zrt.host_wait %param` before the parameter's first use in the
-    function (the next step's) and before its first use after the task;
-    `zrt.host_wait_all` before the function's first `zrt.copy_to_host`; and
+    thread; `zrt.host_wait %param` before the parameter's first use in
+    each function (the next step's; the next micro-step's when the apply
+    function holds the updates) and before its first use after the task;
+    `zrt.host_wait_all` before each function's first host buffer; and
     the frees of the host buffers the tasks use moved to the end of the
     function. The update overlaps the rest of the step and the next
     forward, and training stays bit-identical.

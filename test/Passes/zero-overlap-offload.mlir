@@ -136,3 +136,41 @@ func.func @zero_program_step(%p: memref<8xf32>, %q: memref<8xf32>,
   zrt.copy_to_device %hq to %q : memref<8xf32>
   return
 }
+
+// -----
+
+// Gradient accumulation: the updates are in the apply function, which takes
+// the step's arguments; the micro-steps read the parameter, so the step
+// function waits for its task too, before its first read.
+// CHECK-LABEL: func @zero_program_step
+// CHECK-NEXT: %[[FULL:.*]] = zrt.alloc comm
+// CHECK-NEXT: zrt.host_wait %[[P:arg0]] : memref<8xf32>
+// CHECK-NEXT: zrt.all_gather_start %[[P]] -> %[[FULL]]
+// CHECK-NOT: zrt.host_wait_all
+// CHECK-LABEL: func @zero_program_apply
+// CHECK: zrt.host_task_begin
+// CHECK-NEXT: zrt.adamw
+// CHECK-NEXT: zrt.copy_to_device %{{.*}} to %arg0
+// CHECK-NEXT: zrt.host_task_end writes %arg0
+func.func @zero_program_step(%p: memref<8xf32>, %hp: memref<8xf32>,
+                             %hg: memref<8xf32>, %m: memref<8xf32>,
+                             %v: memref<8xf32>, %lr: memref<f32>,
+                             %t: memref<f32>, %b1: memref<f32>,
+                             %b2: memref<f32>, %eps: memref<f32>,
+                             %wd: memref<f32>, %loss: memref<f32> {zrt.loss}) {
+  %full = zrt.alloc comm : memref<16xf32>
+  %h = zrt.all_gather_start %p -> %full of "w" : memref<8xf32> -> memref<16xf32>
+  zrt.wait %h
+  zrt.free %full : memref<16xf32>
+  return
+}
+func.func @zero_program_apply(%p: memref<8xf32>, %hp: memref<8xf32>,
+                              %hg: memref<8xf32>, %m: memref<8xf32>,
+                              %v: memref<8xf32>, %lr: memref<f32>,
+                              %t: memref<f32>, %b1: memref<f32>,
+                              %b2: memref<f32>, %eps: memref<f32>,
+                              %wd: memref<f32>) {
+  zrt.adamw %hp, %hg, %m, %v -> %hp, %m, %v lr %lr step %t beta1 %b1 beta2 %b2 eps %eps weight_decay %wd on_host : memref<8xf32>, memref<8xf32>, memref<f32>
+  zrt.copy_to_device %hp to %p : memref<8xf32>
+  return
+}
