@@ -80,20 +80,10 @@ SmallVector<Value, 2> overwrittenOutputs(Operation *op) {
       .Default([](Operation *) { return Outputs{}; });
 }
 
-/// The buffer and every zrt.view of it, transitively.
-SmallVector<Value> aliases(Value buffer) {
-  SmallVector<Value> all{buffer};
-  for (size_t i = 0; i < all.size(); ++i)
-    for (Operation *user : all[i].getUsers())
-      if (auto view = dyn_cast<zrt::ViewOp>(user))
-        all.push_back(view.getResult());
-  return all;
-}
-
 /// Whether the first op that touches `alloc`'s buffer writes all of it
 /// without reading it.
 bool firstUseOverwrites(zrt::AllocOp alloc) {
-  SmallVector<Value> names = aliases(alloc.getBuffer());
+  SmallVector<Value> names = zrt::getAliases(alloc.getBuffer());
   Operation *first = nullptr;
   for (Value name : names)
     for (Operation *user : name.getUsers()) {

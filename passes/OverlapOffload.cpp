@@ -50,16 +50,6 @@ struct HostTask {
   SmallVector<zrt::AllocOp, 2> allocs;
 };
 
-/// The buffer and every zrt.view of it, transitively.
-SmallVector<Value> aliases(Value buffer) {
-  SmallVector<Value> all{buffer};
-  for (size_t i = 0; i < all.size(); ++i)
-    for (Operation *user : all[i].getUsers())
-      if (auto view = dyn_cast<zrt::ViewOp>(user))
-        all.push_back(view.getResult());
-  return all;
-}
-
 /// The first op of `block` at or after `from` that uses `names` (not a
 /// zrt.view), or null.
 Operation *firstUseFrom(Block &block, Operation *from, ArrayRef<Value> names) {
@@ -78,8 +68,7 @@ bool isHostBuffer(Value buffer) {
   return alloc && zrt_mem_category_is_host(int32_t(alloc.getCategory()));
 }
 
-struct OverlapOffloadPass
-    : zero::impl::OverlapOffloadBase<OverlapOffloadPass> {
+struct OverlapOffloadPass : zero::impl::OverlapOffloadBase<OverlapOffloadPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp, 2> funcs;
@@ -144,7 +133,8 @@ struct OverlapOffloadPass
     Block &body = func.getBody().front();
     SmallVector<HostTask> tasks;
     for (Operation &op : body)
-      if (auto update = dyn_cast<zrt::AdamWOp>(op); update && update.getOnHost())
+      if (auto update = dyn_cast<zrt::AdamWOp>(op);
+          update && update.getOnHost())
         if (std::optional<HostTask> task = taskOf(update))
           tasks.push_back(*task);
     if (tasks.empty())
@@ -180,8 +170,8 @@ struct OverlapOffloadPass
       b.setInsertionPointAfter(task.upload);
       auto end = zrt::HostTaskEndOp::create(b, loc, written);
       // Read again after the task in this function (stages 1-2's gather).
-      if (Operation *next =
-              firstUseFrom(body, end->getNextNode(), aliases(written))) {
+      if (Operation *next = firstUseFrom(body, end->getNextNode(),
+                                         zrt::getAliases(written))) {
         b.setInsertionPoint(next);
         zrt::HostWaitOp::create(b, loc, written);
       }
@@ -200,7 +190,8 @@ struct OverlapOffloadPass
       if (position >= func.getNumArguments())
         continue;
       Value arg = func.getArgument(position);
-      Operation *first = firstUseFrom(body, &body.front(), aliases(arg));
+      Operation *first =
+          firstUseFrom(body, &body.front(), zrt::getAliases(arg));
       if (!first || uploads.contains(first))
         continue;
       b.setInsertionPoint(first);

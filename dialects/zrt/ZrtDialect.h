@@ -44,6 +44,10 @@ namespace zero::zrt {
 /// argument's buffer.
 AllocOp getAllocation(mlir::Value buffer);
 
+/// The buffer and every zrt.view of it, transitively: the names under
+/// which ops read or write its bytes.
+llvm::SmallVector<mlir::Value> getAliases(mlir::Value buffer);
+
 /// The sizes of the groups a program's collectives run over, as its
 /// description declares them (zrt.declare_program, zrt.declare_shard_groups).
 struct GroupSizes {

@@ -56,6 +56,15 @@ AllocOp zero::zrt::getAllocation(Value buffer) {
   return buffer.getDefiningOp<AllocOp>();
 }
 
+SmallVector<Value> zero::zrt::getAliases(Value buffer) {
+  SmallVector<Value> all{buffer};
+  for (size_t i = 0; i < all.size(); ++i)
+    for (Operation *user : all[i].getUsers())
+      if (auto view = dyn_cast<ViewOp>(user))
+        all.push_back(view.getResult());
+  return all;
+}
+
 LogicalResult FreeOp::verify() {
   if (!getAllocation(getBuffer()))
     return emitOpError("frees a buffer that no zrt.alloc returned");
