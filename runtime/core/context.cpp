@@ -1,8 +1,8 @@
 //===- context.cpp - Context lifetime -------------------------------------===//
 
 #include "core/context.h"
-#include "core/host_tasks.h"
 #include "core/check.h"
+#include "core/host_tasks.h"
 #include "core/schedule_check.h"
 #include "core/trace.h"
 #include "cpu/backend.h"

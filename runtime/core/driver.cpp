@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/driver.h"
-#include "core/host_tasks.h"
 #include "core/agree.h"
 #include "core/batches.h"
 #include "core/check.h"
@@ -21,6 +20,7 @@
 #include "core/device.h"
 #include "core/exact.h"
 #include "core/flags.h"
+#include "core/host_tasks.h"
 #include "core/ledger.h"
 #include "core/program.h"
 #include "core/schedule_check.h"
