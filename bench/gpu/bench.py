@@ -19,7 +19,10 @@ how much their answer matters when time runs short:
      to some wrong kernels: on the emulator, tensor-core attention with the
      mma B fragment misread moved a small GPT-2's losses by only 9e-4 over
      8 steps (attention adds little at initialisation). Item 1 is the sharp
-     check of each kernel's numbers;
+     check of each kernel's numbers. Then the same check compiled with
+     --offload=optimizer (gpt2-check-s3-offload): the host AdamW on the
+     host-task thread with the uploads on the copy stream, against the same
+     reference, and against ZRT_HOST_TASKS=inline bit for bit;
   3. gpt2-s0 and gpt2-s3 (16 x 1024 tokens) for 30 steps each with
      --device=cuda; each step line is timestamped as it arrives (the runtime
      flushes it, and must have synchronised to print the loss), and the step
@@ -410,6 +413,57 @@ class Bench:
         else:
             res.update(status="PASS", details=f"max rel. diff {worst['rel']:.2e} (step {worst['step']})")
 
+    def offload_check(self, budget):
+        """--offload=optimizer on the device: the host AdamW on the host-task
+        thread, the copies down on the compute stream, the uploads on the
+        copy stream. Against the loss check's CPU reference (offload trains
+        bit for bit as without it on the CPU), and the host thread against
+        ZRT_HOST_TASKS=inline bit for bit (the same kernels in the same
+        order: only the copies' timing differs)."""
+        check = self.manifest["check"]
+        res = {"title": "--offload=optimizer on the device: vs the CPU reference "
+                        f"(rel. tol. {LOSS_RTOL}), host thread vs inline bit for bit"}
+        self.r["checks"]["offload_check"] = res
+        if "offload_object" not in check:
+            res.update(status="SKIPPED", details="prepared without the offload program")
+            return
+        with open(os.path.join(self.carry, check["reference"])) as f:
+            ref = json.load(f)
+        steps = min(3, len(ref["losses"])) if self.dry else check["steps"]
+        exe = self.exe("gpt2-check-s3-offload")
+        thread = self.run_program("offload_thread", exe, steps, budget / 2, warmup=1)
+        inline = self.run_program("offload_inline", exe, steps, self.allowance(budget / 2),
+                                  warmup=1, env={"ZRT_HOST_TASKS": "inline"})
+        res["runs"] = {k: {x: v for x, v in run.items() if x != "losses"}
+                       for k, run in (("thread", thread), ("inline", inline))}
+        for key, run in (("thread", thread), ("inline", inline)):
+            if run["status"] != "ok":
+                res.update(status="FAIL", details=f"{key}: {run.get('error', 'run failed')}")
+                return
+        got, want = thread["losses"], ref["losses"][:steps]
+        rels = [abs(g - w) / max(abs(w), 1e-12) for g, w in zip(got, want)]
+        worst = max(range(len(rels)), key=lambda i: rels[i])
+        res.update(max_rel=rels[worst], max_rel_step=worst + 1,
+                   step_ms={k: run.get("step_ms") for k, run in (("thread", thread),
+                                                                 ("inline", inline))})
+        if len(got) < steps:
+            res.update(status="FAIL", details=f"only {len(got)} of {steps} losses")
+        elif rels[worst] > LOSS_RTOL:
+            res.update(status="FAIL", details=f"step {worst + 1}: device {got[worst]:.6g} vs "
+                                              f"CPU {want[worst]:.6g}, rel. {rels[worst]:.2e}")
+        elif thread["losses"] != inline["losses"]:
+            first = next(i for i, (a, b) in enumerate(zip(thread["losses"], inline["losses"]))
+                         if a != b)
+            res.update(status="FAIL", details=f"host thread and inline differ from step "
+                                              f"{first + 1}: {thread['losses'][first]!r} vs "
+                                              f"{inline['losses'][first]!r}")
+        else:
+            ms = res["step_ms"]
+            timing = (f"; step {ms['thread']:.1f} ms (thread) vs {ms['inline']:.1f} ms (inline)"
+                      if ms["thread"] and ms["inline"] else "")
+            res.update(status="PASS", details=f"max rel. diff {rels[worst]:.2e} (step "
+                                              f"{worst + 1}); thread == inline bit for bit{timing}")
+
     def speed(self, key, title, program, budget, env=None, optional=False):
         """The timed run of a carried speed program (gpt2-s0, gpt2-s3, ...).
         An optional run (an ablation) that its budget cut short is skipped
@@ -697,6 +751,7 @@ def main():
         bench.phase("collective tests", 60, lambda t: bench.test_tool(
             "collective_tests", "CUDA collectives", args.collective_tests, t))
         bench.phase("loss check", 120, bench.loss_check)
+        bench.phase("offload check", 90, bench.offload_check)
         for stage in (0, 3):
             bench.phase(f"zero-opt stage {stage}", 150, lambda t, stage=stage: bench.speed(
                 f"zero_s{stage}", f"zero-opt ZeRO stage {stage}", f"gpt2-s{stage}", t))

@@ -13,6 +13,7 @@
 #        gpt2-s3.o        ZeRO stage 3, 16 x 1024 tokens  (speed)
 #        gpt2-s3-unfused.o  the same with --fuse-epilogues=false (ablation)
 #        gpt2-check-s3.o  ZeRO stage 3,  2 x  256 tokens  (loss check)
+#        gpt2-check-s3-offload.o  the same with --offload=optimizer
 #      16 x 1024 = 16,384 tokens a step, about 14 TFLOP: tens of
 #      milliseconds on an H200, long enough that launch overhead is not all
 #      that is measured, and the batch PyTorch is timed at too;
@@ -79,6 +80,10 @@ emit gpt2-s3 --stage=3 --world-size=1 --batch=$BATCH --seq-len=$SEQ
 # The ablation without the fused GEMM epilogues (bench.py's ABLATIONS).
 emit gpt2-s3-unfused --stage=3 --world-size=1 --batch=$BATCH --seq-len=$SEQ --fuse-epilogues=false
 emit gpt2-check-s3 --stage=3 --world-size=1 --batch=$CHECK_BATCH --seq-len=$CHECK_SEQ
+# The loss check again with the optimizer on the host (--offload=optimizer,
+# overlapped by zero-overlap-offload): on the CPU it trains bit for bit as
+# the program above, so the same reference holds.
+emit gpt2-check-s3-offload --stage=3 --world-size=1 --batch=$CHECK_BATCH --seq-len=$CHECK_SEQ --offload=optimizer
 
 step "token file"
 python3 scripts/prepare_data.py data/shakespeare.txt -o "$WORK/data/shakespeare"
@@ -202,6 +207,7 @@ manifest = {
                           "3-unfused": "obj/gpt2-s3-unfused.o"}},
     "check": {"batch": int(env["CHECK_BATCH"]), "seq_len": int(env["CHECK_SEQ"]),
               "stage": 3, "steps": steps, "object": "obj/gpt2-check-s3.o",
+              "offload_object": "obj/gpt2-check-s3-offload.o",
               "reference": "ref/check-cpu.json"},
     "data": "data/shakespeare_train.bin",
     "deps": {"openmpi": open(os.path.join(prefixes, "openmpi/VERSION")).read().split(),

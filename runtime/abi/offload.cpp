@@ -7,18 +7,23 @@
 // and the new parameter shard back.
 //
 // The copies go through the context's DeviceRuntime (a memcpy on the CPU,
-// cudaMemcpy of pinned memory on a GPU) after every kernel queued before,
-// and return once done, so the host kernels below read finished data and
-// the device reads the update only after it is written. The host kernels
-// are the CPU backend's, whatever the context's device: on the CPU the
-// step is then exactly the one without offload.
+// cudaMemcpyAsync of pinned memory on a GPU), ordered after every kernel
+// queued before. The host kernels are the CPU backend's, whatever the
+// context's device: on the CPU the step is then exactly the one without
+// offload.
+//
+// Outside a host task every entry is blocking: a host kernel first waits
+// for the copies down queued before it, and a copy up returns once done.
 //
 // Inside a host task (zero-overlap-offload, core/host_tasks.h) the update,
-// the cast and the upload are queued for the host thread instead, on the
-// CPU backend: the main thread goes on, and waits for a parameter's task
-// where it next reads the parameter (zrt_host_wait). The copy is counted
-// when it is queued. On a device the task's pieces run at once, as before
-// (the copies belong to the main thread's stream).
+// the cast and the upload are queued for the host-task thread instead: the
+// main thread goes on, and where it next reads the parameter
+// (zrt_host_wait) it waits for the task and orders the device after the
+// upload. On a device the task opens with a fence (DeviceRuntime::fence)
+// after the copies down and the parameter's last reads; its first piece
+// waits for that fence on the host-task thread, and its upload runs on a
+// copy stream behind it, so neither thread blocks the other's queue (see
+// core/device.h). The copy is counted when it is queued.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,10 +53,17 @@ void checkBytes(const char *entry, int64_t bytes) {
     fatal("%s: negative size %lld bytes", entry, (long long)bytes);
 }
 
-/// Whether a host entry is queued for the host thread: inside a host task,
-/// where the device is the host's own memory.
+/// Whether a host entry is queued for the host-task thread: inside a host
+/// task, on a backend whose copies can be ordered around it.
 bool deferred(zrt_context *ctx) {
-  return ctx->hostTasks->open() && ctx->runtime->hostAddressable();
+  return ctx->hostTasks->open() && ctx->runtime->overlapsHostTasks();
+}
+
+/// Before a host kernel runs on the main thread: the copies down queued
+/// before it have arrived (a device may queue them).
+void waitForHostCopies(zrt_context *ctx) {
+  DeviceRuntime *runtime = ctx->runtime.get();
+  runtime->waitForFence(runtime->fence());
 }
 } // namespace
 
@@ -62,7 +74,7 @@ extern "C" void zrt_copy_to_host(zrt_context *ctx, const void *deviceSrc,
     fatal("zrt_copy_to_host inside a host task: a task holds the update, "
           "the cast and the upload of one parameter only");
   TraceScope trace(ctx, "copy_to_host");
-  ctx->runtime->copyToHost(hostDst, deviceSrc, bytes);
+  ctx->runtime->copyToHostQueued(hostDst, deviceSrc, bytes);
   countCopy(ctx, kToHost, bytes);
 }
 
@@ -72,8 +84,9 @@ extern "C" void zrt_copy_to_device(zrt_context *ctx, const void *hostSrc,
   countCopy(ctx, kToDevice, bytes);
   if (deferred(ctx)) {
     DeviceRuntime *runtime = ctx->runtime.get();
+    int64_t fence = ctx->hostTasks->fence();
     ctx->hostTasks->add(
-        [=] { runtime->copyToDevice(deviceDst, hostSrc, bytes); });
+        [=] { runtime->uploadAfter(fence, deviceDst, hostSrc, bytes); });
     return;
   }
   TraceScope trace(ctx, "copy_to_device");
@@ -96,6 +109,7 @@ extern "C" void zrt_host_adamw(zrt_context *ctx, int32_t gradDtype,
     return;
   }
   TraceScope trace(ctx, "host_adamw");
+  waitForHostCopies(ctx);
   cpu::cpuKernels().adamw(ctx, gradDtype, p, g, m, v, pOut, mOut, vOut, n, lr,
                           step, gradScale, beta1, beta2, eps, weightDecay);
 }
@@ -109,11 +123,22 @@ extern "C" void zrt_host_cast(zrt_context *ctx, int32_t srcDtype,
     return;
   }
   TraceScope trace(ctx, "host_cast");
+  waitForHostCopies(ctx);
   cpu::cpuKernels().cast(ctx, srcDtype, dstDtype, src, dst, n);
 }
 
 extern "C" void zrt_host_task_begin(zrt_context *ctx) {
-  ctx->hostTasks->begin();
+  if (!ctx->runtime->overlapsHostTasks()) {
+    ctx->hostTasks->begin();
+    return;
+  }
+  // The task reads the host copies queued so far and overwrites a buffer
+  // the kernels queued so far may read: its first piece waits for them.
+  DeviceRuntime *runtime = ctx->runtime.get();
+  int64_t fence = runtime->fence();
+  ctx->hostTasks->begin(fence);
+  if (fence)
+    ctx->hostTasks->add([=] { runtime->waitForFence(fence); });
 }
 
 extern "C" void zrt_host_task_end(zrt_context *ctx, const void *deviceDst) {
@@ -125,9 +150,11 @@ extern "C" void zrt_host_wait(zrt_context *ctx, const void *deviceBuffer) {
     TraceScope trace(ctx, "host_wait");
     ctx->hostTasks->waitFor(ticket);
   }
+  // Also when the task ran inline: its upload may still be on its way.
+  ctx->runtime->orderAfterUpload(deviceBuffer);
 }
 
 extern "C" void zrt_host_wait_all(zrt_context *ctx) {
   TraceScope trace(ctx, "host_wait");
-  ctx->hostTasks->drain();
+  quiesceHostTasks(ctx);
 }

@@ -116,6 +116,11 @@ zrt_context *createLocalContext(int rank, int worldSize) {
 
 void quiesceComm(zrt_context *ctx) { ctx->commQueue->drain(); }
 
+void quiesceHostTasks(zrt_context *ctx) {
+  ctx->hostTasks->drain();
+  ctx->runtime->finishUploads();
+}
+
 /// A program that starts a collective and never waits for it may have
 /// touched its buffers while it ran; say so rather than let it pass quietly.
 static void warnUnwaited(zrt_context *ctx) {
@@ -138,6 +143,7 @@ void destroyContext(zrt_context *ctx) {
     return;
   // The host tasks write parameters and optimizer state: finish them
   // before anything is freed.
+  quiesceHostTasks(ctx);
   ctx->hostTasks.reset();
   // The queued collectives are ones every rank started: run them, so the
   // other ranks are not left waiting, before the thread and MPI go away.

@@ -260,6 +260,13 @@ void destroyContext(zrt_context *ctx);
 /// comes after this, so MPI never sees two threads at once.
 void quiesceComm(zrt_context *ctx);
 
+/// Blocks until every host task (core/host_tasks.h) has run and its
+/// uploads to the device have arrived: before the host reads or writes the
+/// parameters and optimizer state (checkpoints, validation, --save,
+/// teardown) or reuses the host buffers the tasks read
+/// (zrt_host_wait_all).
+void quiesceHostTasks(zrt_context *ctx);
+
 /// Whether host tasks (core/host_tasks.h) run on a thread of their own:
 /// ZRT_HOST_TASKS=thread (the default) or inline (each piece runs where it
 /// is queued, as without zero-overlap-offload: to compare).

@@ -88,6 +88,57 @@ public:
   virtual void copyToDevice(void *dst, const void *src, int64_t bytes) = 0;
   virtual void copyToHost(void *dst, const void *src, int64_t bytes) = 0;
 
+  //===--- The optimizer offload's copies (abi/offload.cpp) --------------===//
+  //
+  // Under zero-overlap-offload each parameter's host update is a host task
+  // (core/host_tasks.h) that runs on the host-task thread while the main
+  // thread queues the rest of the step. On a device, the copies around it
+  // must then not block the main thread, yet stay ordered:
+  //
+  //   main:    ... grad kernels, copyToHostQueued(g) [fence F] ... more kernels
+  //   task:    waitForFence(F); AdamW on the host; uploadAfter(F, p)
+  //   main:    (next use of p) orderAfterUpload(p); kernels reading p ...
+  //
+  // The fence F is taken where the task opens: every kernel queued before
+  // it (the gradient's copy down, and the last reads of p) is done once F
+  // is, so the task may read the host copies, and the upload may overwrite
+  // p. The defaults are the blocking forms, right for the CPU (where the
+  // device is host memory and every copy has arrived when it returns) and
+  // for any backend without asynchronous copies.
+
+  /// Whether host tasks may run on the host-task thread with this backend:
+  /// the CPU, and a device that implements the ordered copies below.
+  /// Otherwise each task's pieces run where the program queues them.
+  virtual bool overlapsHostTasks() const { return hostAddressable(); }
+  /// zrt_copy_to_host: as copyToHost, ordered after the kernels queued
+  /// before, but it may return before the copy has arrived. The host reads
+  /// `dst` only after waiting for a fence taken after this call.
+  virtual void copyToHostQueued(void *dst, const void *src, int64_t bytes) {
+    copyToHost(dst, src, bytes);
+  }
+  /// Main thread: a fence after all the work queued so far (0: nothing to
+  /// wait for, as on the CPU). Valid until finishUploads().
+  virtual int64_t fence() { return 0; }
+  /// Any thread: blocks until the work before `fence` is done.
+  virtual void waitForFence(int64_t fence) { (void)fence; }
+  /// Host-task thread: copies host memory to `dst` once the work before
+  /// `fence` is done, without waiting for the copy; the host must not
+  /// write `src` again before finishUploads(). Device work queued after
+  /// orderAfterUpload(dst) sees the new bytes.
+  virtual void uploadAfter(int64_t fence, void *dst, const void *src,
+                           int64_t bytes) {
+    waitForFence(fence);
+    copyToDevice(dst, src, bytes);
+  }
+  /// Main thread, after the task that uploads to `dst` has run: the device
+  /// work queued from now on runs after that upload. Nothing if no upload
+  /// to `dst` is pending.
+  virtual void orderAfterUpload(const void *dst) { (void)dst; }
+  /// Main thread, once no host task is pending: blocks until every upload
+  /// has arrived, so their host sources may be written again, and retires
+  /// the fences.
+  virtual void finishUploads() {}
+
   /// Blocks until every kernel and collective queued so far has completed,
   /// then stops the job if a kernel recorded a data error (a bad label or
   /// token id) or a collective failed or did not complete in time.

@@ -20,7 +20,6 @@
 #include "core/device.h"
 #include "core/exact.h"
 #include "core/flags.h"
-#include "core/host_tasks.h"
 #include "core/ledger.h"
 #include "core/program.h"
 #include "core/schedule_check.h"
@@ -147,7 +146,7 @@ static int64_t initialise(zrt_context *ctx, Options &options,
 static void checkpoint(zrt_context *ctx, const Options &options,
                        const std::vector<void *> &buffers, int64_t step) {
   // The last step's host tasks (--offload=optimizer) write the state saved.
-  ctx->hostTasks->drain();
+  quiesceHostTasks(ctx);
   double start = wallSeconds();
   int64_t bytes = 0;
   std::string error = saveTrainState(ctx, buffers, options.checkpointDir,
@@ -419,7 +418,7 @@ public:
 
   void run(int64_t step, std::vector<void *> &buffers, FILE *json) {
     // The validation step reads the parameters the host tasks write.
-    ctx->hostTasks->drain();
+    quiesceHostTasks(ctx);
     Tracer *tracer = ctx->tracer.get();
     int64_t traceBegin = tracer ? tracer->now() : 0;
     double seconds = 0;
@@ -606,7 +605,7 @@ static void train(zrt_context *ctx, const Options &options,
   if (progress.json)
     std::fclose(progress.json);
   // --save, --export-hf and the checkpoint read what the host tasks write.
-  ctx->hostTasks->drain();
+  quiesceHostTasks(ctx);
   if (!options.checkpointDir.empty() && checkpointed < options.steps)
     checkpoint(ctx, options, buffers, options.steps);
   if (!options.save.empty()) {

@@ -23,11 +23,12 @@ HostTasks::~HostTasks() {
   worker.join();
 }
 
-void HostTasks::begin() {
+void HostTasks::begin(int64_t deviceFence) {
   if (isOpen)
     fatal("zrt_host_task_begin: a host task is already open (each "
           "zrt_host_task_begin needs its zrt_host_task_end first)");
   isOpen = true;
+  openFence = deviceFence;
 }
 
 void HostTasks::add(std::function<void()> work) {

@@ -41,11 +41,15 @@ public:
   HostTasks &operator=(const HostTasks &) = delete;
 
   /// zrt_host_task_begin: the host entries called until end() are queued.
-  /// A second begin before end is a fatal error.
-  void begin();
+  /// A second begin before end is a fatal error. `deviceFence` is the
+  /// device's fence (DeviceRuntime::fence) the task's work comes after, 0
+  /// on the CPU.
+  void begin(int64_t deviceFence = 0);
   /// Whether a task is open: the host entries call add() instead of
   /// running.
   bool open() const { return isOpen; }
+  /// The open task's device fence.
+  int64_t fence() const { return openFence; }
   /// Queues one piece of the open task.
   void add(std::function<void()> work);
   /// zrt_host_task_end: closes the task, which writes `written` (a device
@@ -64,6 +68,7 @@ private:
 
   bool threaded;
   bool isOpen = false;
+  int64_t openFence = 0;
   std::mutex mutex;
   std::condition_variable wake, done;
   std::deque<std::pair<int64_t, std::function<void()>>> queue;

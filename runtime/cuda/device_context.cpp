@@ -61,6 +61,7 @@ CudaRuntime::CudaRuntime(zrt_context *ctx, int gpu) : ctx(ctx), gpu(gpu) {
                                               leastPriority));
   ZRT_CUDA_CHECK(cudaStreamCreateWithPriority(&comm, cudaStreamNonBlocking,
                                               greatestPriority));
+  ZRT_CUDA_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
   ZRT_CUDA_CHECK(
       cudaEventCreateWithFlags(&inputsReady, cudaEventDisableTiming));
   // Keep freed memory in the pool rather than return it to the driver at
@@ -88,9 +89,16 @@ CudaRuntime::CudaRuntime(zrt_context *ctx, int gpu) : ctx(ctx), gpu(gpu) {
 CudaRuntime::~CudaRuntime() {
   // destroyContext synchronised and released every buffer before; the frees
   // are stream-ordered, so wait for them before the streams go.
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(copy));
   ZRT_CUDA_CHECK(cudaStreamSynchronize(comm));
   ZRT_CUDA_CHECK(cudaStreamSynchronize(compute));
   destroyNccl();
+  for (cudaEvent_t event : fences)
+    ZRT_CUDA_CHECK(cudaEventDestroy(event));
+  for (cudaEvent_t event : uploadEvents)
+    ZRT_CUDA_CHECK(cudaEventDestroy(event));
+  for (cudaEvent_t event : spareOffloadEvents)
+    ZRT_CUDA_CHECK(cudaEventDestroy(event));
   for (const InFlight &collective : inFlight)
     ZRT_CUDA_CHECK(cudaEventDestroy(collective.done));
   for (cudaEvent_t event : spareEvents)
@@ -102,6 +110,7 @@ CudaRuntime::~CudaRuntime() {
   if (scratch)
     ZRT_CUDA_CHECK(cudaFree(scratch)); // the compute stream is idle
   ZRT_CUBLAS_CHECK(cublasLtDestroy(lt));
+  ZRT_CUDA_CHECK(cudaStreamDestroy(copy));
   ZRT_CUDA_CHECK(cudaStreamDestroy(comm));
   ZRT_CUDA_CHECK(cudaStreamDestroy(compute));
 }
@@ -195,6 +204,121 @@ void CudaRuntime::copyToHost(void *dst, const void *src, int64_t bytes) {
   ZRT_CUDA_CHECK(
       cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDefault, compute));
   waitForStream(compute);
+}
+
+//===--- The offload's ordered copies (host tasks) ------------------------===//
+//
+// A host task (core/host_tasks.h) runs on the host-task thread, which calls
+// waitForFence and uploadAfter; everything else here is the main thread's.
+// The CUDA runtime is thread-safe, but the current device is per thread:
+// the host-task thread selects this context's GPU at each call.
+
+void CudaRuntime::copyToHostQueued(void *dst, const void *src,
+                                   int64_t bytes) {
+  // On the compute stream: after the kernels that wrote `src`, and before
+  // any that reuse its memory (a free, an arena's next tenant).
+  ZRT_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDefault, compute));
+}
+
+cudaEvent_t CudaRuntime::takeOffloadEvent() {
+  if (spareOffloadEvents.empty()) {
+    cudaEvent_t event;
+    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    return event;
+  }
+  cudaEvent_t event = spareOffloadEvents.back();
+  spareOffloadEvents.pop_back();
+  return event;
+}
+
+cudaEvent_t CudaRuntime::fenceEvent(int64_t fence) {
+  if (fence < 1 || fence > (int64_t)fences.size())
+    fatal("host task: unknown device fence %lld (fences are valid until "
+          "zrt_host_wait_all)",
+          (long long)fence);
+  return fences[fence - 1];
+}
+
+int64_t CudaRuntime::fence() {
+  std::lock_guard<std::mutex> lock(offloadMutex);
+  cudaEvent_t event = takeOffloadEvent();
+  ZRT_CUDA_CHECK(cudaEventRecord(event, compute));
+  fences.push_back(event);
+  return (int64_t)fences.size();
+}
+
+void CudaRuntime::waitForFence(int64_t fence) {
+  if (!fence)
+    return;
+  cudaEvent_t event;
+  {
+    std::lock_guard<std::mutex> lock(offloadMutex);
+    event = fenceEvent(fence);
+  }
+  ZRT_CUDA_CHECK(cudaSetDevice(gpu));
+  // Polled, as waitForStream, but without NCCL's progress check (the main
+  // thread's): a GPU that never gets there stops the job after the
+  // timeout, the main thread's watchdog being the likelier to speak first.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  for (int64_t polls = 0;; ++polls) {
+    cudaError_t status = cudaEventQuery(event);
+    if (status == cudaSuccess)
+      return;
+    if (status != cudaErrorNotReady)
+      fatal("the GPU failed while a host task waited for the gradient's "
+            "copy to the host: %s (%s)",
+            cudaGetErrorString(status), cudaGetErrorName(status));
+    double seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    if (seconds > timeoutSeconds)
+      fatal("a host task (--offload=optimizer) waited %.0f s for the GPU's "
+            "copies to the host, which did not complete",
+            seconds);
+    if (polls < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void CudaRuntime::uploadAfter(int64_t fence, void *dst, const void *src,
+                              int64_t bytes) {
+  ZRT_CUDA_CHECK(cudaSetDevice(gpu));
+  std::lock_guard<std::mutex> lock(offloadMutex);
+  // The fence orders the upload after the kernels that last read `dst`.
+  if (fence)
+    ZRT_CUDA_CHECK(cudaStreamWaitEvent(copy, fenceEvent(fence), 0));
+  ZRT_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDefault, copy));
+  cudaEvent_t done = takeOffloadEvent();
+  ZRT_CUDA_CHECK(cudaEventRecord(done, copy));
+  uploadEvents.push_back(done);
+  uploads[dst] = done; // the copy stream is in order: the last one covers
+}
+
+void CudaRuntime::orderAfterUpload(const void *dst) {
+  std::lock_guard<std::mutex> lock(offloadMutex);
+  auto it = uploads.find(dst);
+  if (it == uploads.end())
+    return;
+  ZRT_CUDA_CHECK(cudaStreamWaitEvent(compute, it->second, 0));
+  uploads.erase(it);
+}
+
+void CudaRuntime::finishUploads() {
+  waitForStream(copy);
+  // No task is pending, so every fence was waited for on the host and
+  // every upload has arrived: the events may be recorded again.
+  std::lock_guard<std::mutex> lock(offloadMutex);
+  spareOffloadEvents.insert(spareOffloadEvents.end(), fences.begin(),
+                            fences.end());
+  spareOffloadEvents.insert(spareOffloadEvents.end(), uploadEvents.begin(),
+                            uploadEvents.end());
+  fences.clear();
+  uploadEvents.clear();
+  uploads.clear();
 }
 
 //===--- Synchronisation, the watchdog, data errors -----------------------===//

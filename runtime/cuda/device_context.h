@@ -34,6 +34,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -65,6 +67,19 @@ public:
   void copyToDevice(void *dst, const void *src, int64_t bytes) override;
   void copyToHost(void *dst, const void *src, int64_t bytes) override;
   void synchronize() override;
+
+  // DeviceRuntime (the offload's ordered copies: device_context.cpp). The
+  // copies down run on the compute stream, in order with the kernels that
+  // write their sources and the ones that reuse that memory after; the
+  // uploads run on the copy stream, so that they overlap the kernels.
+  bool overlapsHostTasks() const override { return true; }
+  void copyToHostQueued(void *dst, const void *src, int64_t bytes) override;
+  int64_t fence() override;
+  void waitForFence(int64_t fence) override;
+  void uploadAfter(int64_t fence, void *dst, const void *src,
+                   int64_t bytes) override;
+  void orderAfterUpload(const void *dst) override;
+  void finishUploads() override;
   float *stepScalars() override { return scalars; }
   std::vector<WorkspacePart> workspaceParts() const override;
 
@@ -102,6 +117,7 @@ public:
   const int gpu;
   cudaStream_t compute = nullptr;
   cudaStream_t comm = nullptr;
+  cudaStream_t copy = nullptr; // the offload's uploads (host tasks)
   cublasLtHandle_t lt = nullptr;
   void *workspace = nullptr; // kGemmWorkspaceBytes
   DeviceError *errorSlot = nullptr;
@@ -133,6 +149,18 @@ private:
   int64_t startCollective(const CollectiveInfo &info, int64_t countedBytes,
                           Launch launch);
   cudaEvent_t takeEvent();
+
+  /// The offload's events: the host-task thread and the main thread both
+  /// take them, under offloadMutex. Fence i (1, 2, ...) is fences[i - 1];
+  /// the last upload to each buffer not yet ordered is in uploads. Every
+  /// event returns to spareOffloadEvents at finishUploads().
+  cudaEvent_t takeOffloadEvent();
+  cudaEvent_t fenceEvent(int64_t fence);
+  std::mutex offloadMutex;
+  std::vector<cudaEvent_t> fences;
+  std::unordered_map<const void *, cudaEvent_t> uploads;
+  std::vector<cudaEvent_t> uploadEvents; // every upload's, until retired
+  std::vector<cudaEvent_t> spareOffloadEvents;
 
   uint64_t deviceBytes = 0; // the GPU's memory (cudaMemGetInfo's total)
   void *scratch = nullptr;  // kernelScratch's buffer

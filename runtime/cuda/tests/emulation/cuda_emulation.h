@@ -137,7 +137,10 @@ void launch(dim3 grid, dim3 block, size_t sharedBytes,
 /// "mma-b-layout" (B fragment read with its k pairs swapped),
 /// "ldmatrix-trans" (.trans ignored) or "shfl-xor" (__shfl_xor_sync with
 /// lane mask 16 returns the lane's own value, so xor-butterfly reductions
-/// combine each half-warp only).
+/// combine each half-warp only); for the emulated device's offload copies
+/// (emulated_device.cpp), "fence-wait" (waiting for a fence does not wait
+/// for the copies to the host before it) or "upload-order" (ordering the
+/// device after an upload does not wait for it).
 extern std::string fault;
 
 //===--- bf16 -------------------------------------------------------------===//

@@ -14,8 +14,13 @@
 #include "cpu/mpi_transport.h"
 #include "cuda/kernels.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace zrt::cuda {
 
@@ -52,8 +57,57 @@ public:
     std::memcpy(dst, src, bytes);
   }
   /// Every emulated launch has finished when it returns; what is left is
+  /// the copies to the host, which a GPU's synchronisation completes, and
   /// the CUDA runtime's report of a recorded data error.
-  void synchronize() override { stopOnDeviceError(errors); }
+  void synchronize() override {
+    landCopiesToHost(INT64_MAX);
+    stopOnDeviceError(errors);
+  }
+
+  // The offload's ordered copies, as late as a GPU may run them (see
+  // emulated_device.h). The host-task thread and the main thread both call
+  // these.
+  bool overlapsHostTasks() const override { return true; }
+  /// The kernels before it are done (they ran at once), so the bytes are
+  /// taken now; they reach `dst` when a later fence is waited for.
+  void copyToHostQueued(void *dst, const void *src, int64_t bytes) override {
+    std::lock_guard<std::mutex> lock(offloadMutex);
+    const char *from = static_cast<const char *>(src);
+    copiesToHost.push_back({++copiesQueued, dst,
+                            std::vector<char>(from, from + bytes)});
+  }
+  /// Fence f covers the copies to the host numbered below f.
+  int64_t fence() override {
+    std::lock_guard<std::mutex> lock(offloadMutex);
+    return copiesQueued + 1;
+  }
+  void waitForFence(int64_t fence) override {
+    if (emu::fault != "fence-wait")
+      landCopiesToHost(fence - 1);
+  }
+  /// Kernels run at once, so the reads of `dst` before the fence are done;
+  /// the copy itself waits for orderAfterUpload, and reads `src` then.
+  void uploadAfter(int64_t, void *dst, const void *src,
+                   int64_t bytes) override {
+    std::lock_guard<std::mutex> lock(offloadMutex);
+    uploads.push_back({dst, src, bytes});
+  }
+  /// The copy stream runs in order: every upload up to the last one to
+  /// `dst` arrives.
+  void orderAfterUpload(const void *dst) override {
+    std::lock_guard<std::mutex> lock(offloadMutex);
+    if (emu::fault == "upload-order")
+      return;
+    auto last = std::find_if(uploads.rbegin(), uploads.rend(),
+                             [&](const Upload &u) { return u.dst == dst; });
+    if (last != uploads.rend())
+      runUploads(uploads.rend() - last);
+  }
+  void finishUploads() override {
+    landCopiesToHost(INT64_MAX);
+    std::lock_guard<std::mutex> lock(offloadMutex);
+    runUploads(uploads.size());
+  }
   float *stepScalars() override { return scalars; }
   std::vector<WorkspacePart> workspaceParts() const override {
     return {{"attention statistics", (int64_t)scratchBytes}};
@@ -76,6 +130,37 @@ public:
   cublasLtHandle_t lt = nullptr;
 
 private:
+  struct CopyToHost {
+    int64_t number;
+    void *dst;
+    std::vector<char> bytes;
+  };
+  struct Upload {
+    void *dst;
+    const void *src;
+    int64_t bytes;
+  };
+
+  /// The copies to the host numbered up to `last` reach their buffers.
+  void landCopiesToHost(int64_t last) {
+    std::lock_guard<std::mutex> lock(offloadMutex);
+    while (!copiesToHost.empty() && copiesToHost.front().number <= last) {
+      CopyToHost &copy = copiesToHost.front();
+      std::memcpy(copy.dst, copy.bytes.data(), copy.bytes.size());
+      copiesToHost.pop_front();
+    }
+  }
+  /// The first `count` pending uploads run (offloadMutex held).
+  void runUploads(size_t count) {
+    for (size_t i = 0; i < count; ++i)
+      std::memcpy(uploads[i].dst, uploads[i].src, uploads[i].bytes);
+    uploads.erase(uploads.begin(), uploads.begin() + count);
+  }
+
+  std::mutex offloadMutex;
+  std::deque<CopyToHost> copiesToHost;
+  int64_t copiesQueued = 0;
+  std::deque<Upload> uploads;
   float scalars[kNumStepScalars] = {};
   void *scratch = nullptr;
   size_t scratchBytes = 0;

@@ -17,7 +17,10 @@
 // runtime's messages (stopOnDeviceError), and its collectives run on the
 // CPU backend's transport (cpu/mpi_transport.h). It does not call itself
 // hostAddressable(), so the core takes a GPU's paths on it (host copies,
-// the loss slot, zrt_fill for arena buffers). matmul.cu's cuBLASLt calls go
+// the loss slot, zrt_fill for arena buffers). The offload's ordered copies
+// (core/device.h) arrive as late as a GPU may let them: a copy to the host
+// when a fence after it is waited for, an upload when the device is
+// ordered after it, so a missing wait shows in the losses. matmul.cu's cuBLASLt calls go
 // to an emulation of cuBLASLt's documented semantics
 // (cublaslt_emulation.cpp).
 //
