@@ -157,6 +157,13 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     if (s.overheadSeconds > 0)
       os << llvm::formatv(", starts and overhead {0}",
                           formatSeconds(s.overheadSeconds));
+    if (s.hostTaskSeconds > 0) {
+      os << llvm::formatv(", host tasks {0} (", formatSeconds(s.hostTaskSeconds));
+      if (model.commOverlap < 1)
+        os << llvm::formatv("on the compute core {0}, ",
+                            formatSeconds(s.hostSharedSeconds));
+      os << llvm::formatv("waited for {0})", formatSeconds(s.hostWaitSeconds));
+    }
     os << "\n";
     os << llvm::formatv("  {0,4} {1,-14} {2,12} {3,7} {4,10} {5,10} {6,10} "
                         "{7,10}  {8}\n",
@@ -214,6 +221,9 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
         {"exposed_seconds", s.exposedSeconds},
         {"shared_seconds", s.sharedSeconds},
         {"overhead_seconds", s.overheadSeconds},
+        {"host_task_seconds", s.hostTaskSeconds},
+        {"host_shared_seconds", s.hostSharedSeconds},
+        {"host_wait_seconds", s.hostWaitSeconds},
         {"collectives", std::move(collectives)}};
   }
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 
@@ -118,12 +119,31 @@ bool TimeModel::spansNodes(zrt::Group group,
 
 namespace {
 
-/// The two clocks, carried from one function run to the next, and the
-/// kernels run so far.
+/// The clocks, carried from one function run to the next, and the kernels
+/// run so far.
 struct Clocks {
   double compute = 0, comm = 0;
   double kernels = 0, exposed = 0, shared = 0, overhead = 0;
   int64_t kernelCount = 0;
+  /// The host-task thread: when it is free, its kernels' seconds, what
+  /// they cost the compute thread, and what it waited for them.
+  double host = 0, hostKernels = 0, hostShared = 0, hostWaits = 0;
+  /// When the last task writing each argument of the step and apply
+  /// functions ends (the driver passes both the same buffers), by argument
+  /// number. A task's other outputs are waited for in its own function.
+  DenseMap<unsigned, double> argumentWritten;
+
+  /// A new step (the driver has synchronised): the compute and
+  /// communication clocks restart at 0 and the sums at nothing; the host
+  /// thread's pending work keeps its place relative to them.
+  void startStep() {
+    double now = std::max(compute, comm);
+    Clocks next;
+    next.host = std::max(0.0, host - now);
+    for (auto [argument, end] : argumentWritten)
+      next.argumentWritten[argument] = std::max(0.0, end - now);
+    *this = std::move(next);
+  }
 };
 
 /// "matmul" for the kernel an op is.
@@ -167,7 +187,69 @@ void replay(func::FuncOp body, StringRef function, int64_t microBatch,
     return std::string("(exit)");
   };
   DenseMap<Value, InFlight> inFlight; // by handle
+  // The open host task's clock, and when the tasks writing this function's
+  // other buffers end.
+  std::optional<double> task;
+  DenseMap<Value, double> written;
+  auto taskWrites = [&](Value buffer) -> std::optional<double> {
+    if (auto argument = dyn_cast<BlockArgument>(buffer)) {
+      auto it = clocks.argumentWritten.find(argument.getArgNumber());
+      if (it == clocks.argumentWritten.end())
+        return std::nullopt;
+      double end = it->second;
+      clocks.argumentWritten.erase(it);
+      return end;
+    }
+    auto it = written.find(buffer);
+    if (it == written.end())
+      return std::nullopt;
+    double end = it->second;
+    written.erase(it);
+    return end;
+  };
+  auto waitForHost = [&](double end) {
+    clocks.hostWaits += std::max(0.0, end - clocks.compute);
+    clocks.compute = std::max(clocks.compute, end);
+  };
   for (auto [position, op] : llvm::enumerate(ops)) {
+    // Host tasks (zero-overlap-offload) run in order on the host-task
+    // thread, from when the compute thread queues them; the compute thread
+    // pays (1 - commOverlap) of them, as of a collective.
+    if (isa<zrt::HostTaskBeginOp>(op)) {
+      task = std::max(clocks.compute, clocks.host);
+      continue;
+    }
+    if (auto end = dyn_cast<zrt::HostTaskEndOp>(op)) {
+      if (!task)
+        continue;
+      clocks.host = *task;
+      if (auto argument = dyn_cast<BlockArgument>(end.getWrites()))
+        clocks.argumentWritten[argument.getArgNumber()] = *task;
+      else
+        written[end.getWrites()] = *task;
+      task.reset();
+      continue;
+    }
+    if (task) {
+      double seconds = model.kernelSeconds(op);
+      *task += seconds;
+      clocks.hostKernels += seconds;
+      double shared = (1 - model.commOverlap) * seconds;
+      clocks.compute += shared;
+      clocks.hostShared += shared;
+      continue;
+    }
+    if (auto wait = dyn_cast<zrt::HostWaitOp>(op)) {
+      if (std::optional<double> end = taskWrites(wait.getBuffer()))
+        waitForHost(*end);
+      continue;
+    }
+    if (isa<zrt::HostWaitAllOp>(op)) {
+      waitForHost(clocks.host);
+      clocks.argumentWritten.clear();
+      written.clear();
+      continue;
+    }
     if (auto collective = dyn_cast<zrt::CollectiveOpInterface>(op)) {
       PlannedCollective planned;
       planned.sequence = int64_t(out.size()) + 1;
@@ -260,12 +342,17 @@ FailureOr<SchedulePrediction> predictSchedule(ModuleOp module,
   });
   SchedulePrediction prediction;
   Clocks clocks;
-  for (int64_t micro = 1; micro <= microBatches; ++micro)
-    replay(step, "step", micro, groups, model, clocks,
-           prediction.collectives);
-  if (apply && !apply.isExternal())
-    replay(apply, "apply", 0, groups, model, clocks,
-           prediction.collectives);
+  auto replayStep = [&](std::vector<PlannedCollective> &out) {
+    for (int64_t micro = 1; micro <= microBatches; ++micro)
+      replay(step, "step", micro, groups, model, clocks, out);
+    if (apply && !apply.isExternal())
+      replay(apply, "apply", 0, groups, model, clocks, out);
+  };
+  // A first step, for the host tasks the predicted one waits for.
+  std::vector<PlannedCollective> first;
+  replayStep(first);
+  clocks.startStep();
+  replayStep(prediction.collectives);
   // The driver waits for every collective at the end of the step (the
   // program waits for its own, so the queue is empty by then).
   prediction.stepSeconds = std::max(clocks.compute, clocks.comm);
@@ -273,6 +360,9 @@ FailureOr<SchedulePrediction> predictSchedule(ModuleOp module,
   prediction.exposedSeconds = clocks.exposed;
   prediction.sharedSeconds = clocks.shared;
   prediction.overheadSeconds = clocks.overhead;
+  prediction.hostTaskSeconds = clocks.hostKernels;
+  prediction.hostSharedSeconds = clocks.hostShared;
+  prediction.hostWaitSeconds = clocks.hostWaits;
   return prediction;
 }
 

@@ -48,7 +48,9 @@ struct TimeModel {
   /// communication thread shares the rank's one core with the kernels,
   /// below 0 where running both costs more than running them apart (a
   /// polling communication thread), down to -1. The runtime's --calibrate
-  /// measures it; 1 without a calibration.
+  /// measures it; 1 without a calibration. The host-task thread of
+  /// --offload=optimizer (zero-overlap-offload) is a second thread of the
+  /// rank too, and its tasks cost the compute thread the same fraction.
   double commOverlap = 1;
   /// Seconds the compute thread spends starting a collective (checks,
   /// staging, the hand-over), and outside kernels, starts and waits per
@@ -116,10 +118,18 @@ struct SchedulePrediction {
   double sharedSeconds = 0;
   /// The collectives' starts and the kernels' overhead outside them.
   double overheadSeconds = 0;
+  /// The host tasks' kernels (zero-overlap-offload: AdamW, the cast and
+  /// the upload on the host-task thread), what they cost the compute
+  /// thread ((1 - commOverlap) x theirs), and what it waits for them
+  /// (zrt.host_wait, zrt.host_wait_all).
+  double hostTaskSeconds = 0, hostSharedSeconds = 0, hostWaitSeconds = 0;
 };
 
 /// Replays the zrt program of `module` (zero-lower-to-runtime's output) on
-/// the two clocks. Fails with an error on the module, naming `passName`,
+/// the two clocks, and a third for host tasks. The step predicted is a
+/// second step, after one whose host tasks it may still wait for (the
+/// steady state: the optimizer's host updates overlap the next forward);
+/// without host tasks both steps are alike. Fails with an error on the module, naming `passName`,
 /// when it is not a zrt program.
 mlir::FailureOr<SchedulePrediction>
 predictSchedule(mlir::ModuleOp module, const TimeModel &model,

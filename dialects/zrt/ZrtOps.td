@@ -315,9 +315,11 @@ def Zrt_HostTaskBeginOp : Zrt_Op<"host_task_begin"> {
   let description = [{
     `zrt_host_task_begin`. Until `zrt.host_task_end`, the runtime queues
     `zrt.adamw on_host`, `zrt.cast on_host` and `zrt.copy_to_device` for its
-    host thread instead of running them (on the CPU backend; on a device
-    they run at once). zero-overlap-offload brackets each parameter's
-    update so.
+    host-task thread instead of running them. On a device the task first
+    waits for a fence taken here (the copies to the host queued before, and
+    the last kernels reading the buffer it writes), and its upload runs on
+    a copy stream. zero-overlap-offload brackets each parameter's update
+    so.
   }];
   let assemblyFormat = "attr-dict";
 }
@@ -336,8 +338,9 @@ def Zrt_HostWaitOp : Zrt_Op<"host_wait"> {
   let summary = "waits for the host task that writes a device buffer";
   let description = [{
     `zrt_host_wait`: blocks until the host task that writes `buffer` has
-    run; at once when none is pending (the first step, a run without the
-    host thread).
+    run (at once when none is pending: the first step, a run without the
+    host-task thread); on a device, the kernels queued after it also wait
+    for the task's upload.
   }];
   let arguments = (ins Zrt_Buffer:$buffer);
   let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
@@ -347,7 +350,8 @@ def Zrt_HostWaitAllOp : Zrt_Op<"host_wait_all"> {
   let summary = "waits for every queued host task";
   let description = [{
     `zrt_host_wait_all`: before a step's first copy into host memory, whose
-    buffers the previous step's tasks read.
+    buffers the previous step's tasks read: every task has run and, on a
+    device, every upload has arrived.
   }];
   let assemblyFormat = "attr-dict";
 }
