@@ -7,11 +7,13 @@
 // See device_context.h for why the streams and the allocator are what they
 // are.
 //
-// Every host transfer goes on the compute stream (never the legacy default
-// stream, which does not order against non-blocking streams) and is waited
-// for before returning: the driver's transfers happen between steps, where
-// simplicity matters more than the microseconds an asynchronous copy would
-// save.
+// Every host transfer of the driver goes on the compute stream (never the
+// legacy default stream, which does not order against non-blocking
+// streams) and is waited for before returning: they happen between steps,
+// where simplicity matters more than the microseconds an asynchronous copy
+// would save. The optimizer offload's copies inside the step are the
+// exception: they are ordered by events instead (see "The offload's
+// ordered copies" below).
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,7 +2,9 @@
 //
 // A context on a GPU owns two streams: every kernel runs on the compute
 // stream, every collective on the communication stream, so NCCL transfers
-// overlap the kernels issued after them. The two streams meet only through
+// overlap the kernels issued after them. (A third, the copy stream, carries
+// the optimizer offload's uploads from the host-task thread: see
+// core/device.h's ordered copies.) The two streams meet only through
 // events: a collective's stream waits for an event recorded on the compute
 // stream when it starts (its inputs were produced by kernels), and zrt_wait
 // makes the compute stream wait for the collective's completion event. No
