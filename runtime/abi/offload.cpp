@@ -65,6 +65,52 @@ void waitForHostCopies(zrt_context *ctx) {
   DeviceRuntime *runtime = ctx->runtime.get();
   runtime->waitForFence(runtime->fence());
 }
+
+/// Queues one piece of the open host task, timed on the trace's host track
+/// as `name` of `category`.
+template <typename Work>
+void queuePiece(zrt_context *ctx, const char *name, const char *category,
+                Work work) {
+  Tracer *tracer = ctx->tracer.get();
+  ctx->hostTasks->add([=] {
+    int64_t begin = tracer ? tracer->now() : 0;
+    work();
+    if (tracer)
+      tracer->record(Tracer::Host, name, category, begin, tracer->now());
+  });
+}
+
+/// A host kernel: a piece of the open host task, or run here once the
+/// copies down it reads have arrived.
+template <typename Work>
+void runHostKernel(zrt_context *ctx, const char *name, Work work) {
+  if (deferred(ctx)) {
+    queuePiece(ctx, name, "host task", work);
+    return;
+  }
+  TraceScope trace(ctx, name);
+  waitForHostCopies(ctx);
+  work();
+}
+
+/// A wait of the main thread for the host tasks, on the compute track in
+/// a category of its own: idle time, not a kernel that hides collectives.
+class HostWaitScope {
+public:
+  explicit HostWaitScope(zrt_context *ctx) : tracer(ctx->tracer.get()) {
+    if (tracer)
+      begin = tracer->now();
+  }
+  ~HostWaitScope() {
+    if (tracer)
+      tracer->record(Tracer::Compute, "host_wait", "host_wait", begin,
+                     tracer->now());
+  }
+
+private:
+  Tracer *tracer;
+  int64_t begin = 0;
+};
 } // namespace
 
 extern "C" void zrt_copy_to_host(zrt_context *ctx, const void *deviceSrc,
@@ -85,8 +131,9 @@ extern "C" void zrt_copy_to_device(zrt_context *ctx, const void *hostSrc,
   if (deferred(ctx)) {
     DeviceRuntime *runtime = ctx->runtime.get();
     int64_t fence = ctx->hostTasks->fence();
-    ctx->hostTasks->add(
-        [=] { runtime->uploadAfter(fence, deviceDst, hostSrc, bytes); });
+    queuePiece(ctx, "copy_to_device", "host task", [=] {
+      runtime->uploadAfter(fence, deviceDst, hostSrc, bytes);
+    });
     return;
   }
   TraceScope trace(ctx, "copy_to_device");
@@ -100,31 +147,19 @@ extern "C" void zrt_host_adamw(zrt_context *ctx, int32_t gradDtype,
                                const float *step, const float *gradScale,
                                const float *beta1, const float *beta2,
                                const float *eps, const float *weightDecay) {
-  if (deferred(ctx)) {
-    ctx->hostTasks->add([=] {
-      cpu::cpuKernels().adamw(ctx, gradDtype, p, g, m, v, pOut, mOut, vOut, n,
-                              lr, step, gradScale, beta1, beta2, eps,
-                              weightDecay);
-    });
-    return;
-  }
-  TraceScope trace(ctx, "host_adamw");
-  waitForHostCopies(ctx);
-  cpu::cpuKernels().adamw(ctx, gradDtype, p, g, m, v, pOut, mOut, vOut, n, lr,
-                          step, gradScale, beta1, beta2, eps, weightDecay);
+  runHostKernel(ctx, "host_adamw", [=] {
+    cpu::cpuKernels().adamw(ctx, gradDtype, p, g, m, v, pOut, mOut, vOut, n,
+                            lr, step, gradScale, beta1, beta2, eps,
+                            weightDecay);
+  });
 }
 
 extern "C" void zrt_host_cast(zrt_context *ctx, int32_t srcDtype,
                               int32_t dstDtype, const void *src, void *dst,
                               int64_t n) {
-  if (deferred(ctx)) {
-    ctx->hostTasks->add(
-        [=] { cpu::cpuKernels().cast(ctx, srcDtype, dstDtype, src, dst, n); });
-    return;
-  }
-  TraceScope trace(ctx, "host_cast");
-  waitForHostCopies(ctx);
-  cpu::cpuKernels().cast(ctx, srcDtype, dstDtype, src, dst, n);
+  runHostKernel(ctx, "host_cast", [=] {
+    cpu::cpuKernels().cast(ctx, srcDtype, dstDtype, src, dst, n);
+  });
 }
 
 extern "C" void zrt_host_task_begin(zrt_context *ctx) {
@@ -138,7 +173,8 @@ extern "C" void zrt_host_task_begin(zrt_context *ctx) {
   int64_t fence = runtime->fence();
   ctx->hostTasks->begin(fence);
   if (fence)
-    ctx->hostTasks->add([=] { runtime->waitForFence(fence); });
+    queuePiece(ctx, "wait for copies down", "host_wait",
+               [=] { runtime->waitForFence(fence); });
 }
 
 extern "C" void zrt_host_task_end(zrt_context *ctx, const void *deviceDst) {
@@ -147,7 +183,7 @@ extern "C" void zrt_host_task_end(zrt_context *ctx, const void *deviceDst) {
 
 extern "C" void zrt_host_wait(zrt_context *ctx, const void *deviceBuffer) {
   if (int64_t ticket = ctx->hostTasks->takeWriter(deviceBuffer)) {
-    TraceScope trace(ctx, "host_wait");
+    HostWaitScope trace(ctx);
     ctx->hostTasks->waitFor(ticket);
   }
   // Also when the task ran inline: its upload may still be on its way.
@@ -155,6 +191,10 @@ extern "C" void zrt_host_wait(zrt_context *ctx, const void *deviceBuffer) {
 }
 
 extern "C" void zrt_host_wait_all(zrt_context *ctx) {
-  TraceScope trace(ctx, "host_wait");
+  if (ctx->hostTasks->idle()) {
+    ctx->runtime->finishUploads();
+    return;
+  }
+  HostWaitScope trace(ctx);
   quiesceHostTasks(ctx);
 }

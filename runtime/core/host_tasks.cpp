@@ -73,6 +73,11 @@ void HostTasks::drain() {
   waitFor(ticket);
 }
 
+bool HostTasks::idle() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return completed >= queued;
+}
+
 void HostTasks::waitFor(int64_t ticket) {
   std::unique_lock<std::mutex> lock(mutex);
   done.wait(lock, [&] { return completed >= ticket; });

@@ -62,6 +62,8 @@ public:
   void waitFor(int64_t ticket);
   /// Blocks until every queued piece has run.
   void drain();
+  /// Whether every queued piece has run.
+  bool idle();
 
 private:
   void loop();

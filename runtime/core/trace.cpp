@@ -1,8 +1,9 @@
 //===- trace.cpp - --trace: a Chrome/Perfetto timeline of the run ---------===//
 //
 // The file is the Chrome trace-event format's JSON object form: one process
-// per rank (pid = rank, named "rank N"), thread 0 "compute" and thread 1
-// "comm", complete ("X") events with ts and dur in microseconds since the
+// per rank (pid = rank, named "rank N"), thread 0 "compute", thread 1
+// "comm" and, when there are host tasks, thread 2 "host tasks", complete
+// ("X") events with ts and dur in microseconds since the
 // barrier every rank passed when tracing began.
 //
 //===----------------------------------------------------------------------===//
@@ -66,8 +67,10 @@ std::string Tracer::eventsJson(int rank) const {
   appendMetadata(out, rank, 0, "process_name", "rank " + std::to_string(rank));
   appendMetadata(out, rank, 0, "thread_name", "compute");
   appendMetadata(out, rank, 1, "thread_name", "comm");
+  if (!events[Host].empty())
+    appendMetadata(out, rank, Host, "thread_name", "host tasks");
   char numbers[160];
-  for (int track = 0; track < 2; ++track) {
+  for (int track = 0; track < kNumTracks; ++track) {
     for (const Event &e : events[track]) {
       out += "{\"name\":";
       appendString(out, e.name);

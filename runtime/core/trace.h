@@ -1,8 +1,9 @@
 //===- trace.h - --trace: a Chrome/Perfetto timeline of the run -*- C++ -*-===//
 //
-// With --trace=FILE every rank records what its two threads did: kernels,
+// With --trace=FILE every rank records what its threads did: kernels,
 // blocking waits and steps on "compute" (the main thread), collectives on
-// "comm" (the communication thread). Rank 0 gathers the events after the
+// "comm" (the communication thread), and under --offload=optimizer the
+// host tasks (AdamW, the cast, the upload) on "host tasks". Rank 0 gathers the events after the
 // last step and writes one Chrome trace-event JSON file (chrome://tracing,
 // ui.perfetto.dev), and prints how much collective time the kernels did not
 // hide. Without --trace a context has no Tracer and every hook is one branch
@@ -23,7 +24,7 @@ namespace zrt {
 
 class Tracer {
 public:
-  enum Track { Compute = 0, Comm = 1 };
+  enum Track { Compute = 0, Comm = 1, Host = 2, kNumTracks = 3 };
 
   /// Collective over ctx's communicator when it has one: the ranks meet at
   /// a barrier and each takes its time zero there, so timestamps of all
@@ -38,8 +39,9 @@ public:
   }
 
   /// Records a complete event. Compute events come from the main thread,
-  /// comm events from the communication thread only; each track has its
-  /// own vector, read only after the queue is drained. A collective's
+  /// comm events from the communication thread only, host events from the
+  /// host-task thread (or the main thread, when tasks run inline); each
+  /// track has its own vector, read only after the queues are drained. A collective's
   /// event carries the bytes the ledger counted and its zrt_group (args
   /// "counted_bytes" and "group").
   void record(Track track, std::string name, const char *category,
@@ -61,7 +63,7 @@ private:
     int32_t group;
   };
   std::chrono::steady_clock::time_point zero;
-  std::vector<Event> events[2];
+  std::vector<Event> events[kNumTracks];
 };
 
 /// Times one kernel call onto the compute track; free when tracing is off.

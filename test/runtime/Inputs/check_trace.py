@@ -24,6 +24,10 @@ def main():
     parser.add_argument("trace")
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--host-tasks", action="store_true",
+                        help="--offload=optimizer: thread 2, 'host tasks', holds the host "
+                             "updates and uploads, and the main thread's waits for them "
+                             "are host_wait events on compute")
     args = parser.parse_args()
 
     with open(args.trace) as f:
@@ -93,6 +97,31 @@ def main():
     print(f"kernels on compute, {len(sequences[0])} collectives per rank on comm, "
           f"the same on every rank")
     print(f"steps: 1 to {args.steps} on compute")
+    if args.host_tasks:
+        check_host_tasks(events, complete, args.ranks)
+
+
+def check_host_tasks(events, complete, ranks):
+    for pid in range(ranks):
+        names = {e.get("tid"): e["args"]["name"] for e in events
+                 if e.get("ph") == "M" and e["pid"] == pid and e["name"] == "thread_name"}
+        if names.get(2) != "host tasks":
+            fail(f"pid {pid}: no thread 2 named 'host tasks'")
+        mine = [e for e in complete if e["pid"] == pid]
+        tasks = [e for e in mine if e["tid"] == 2]
+        if {e.get("cat") for e in tasks} - {"host task", "host_wait"}:
+            fail(f"pid {pid}: thread 2 holds events other than host tasks")
+        kinds = {e["name"] for e in tasks if e.get("cat") == "host task"}
+        if not {"host_adamw", "copy_to_device"} <= kinds:
+            fail(f"pid {pid}: host tasks {sorted(kinds)}, expected host_adamw and copy_to_device")
+        if any(e["tid"] != 0 for e in mine if e.get("cat") == "host_wait" and e["tid"] != 2):
+            fail(f"pid {pid}: host_wait events off the compute thread")
+        # One thread runs the tasks in order: its events do not overlap.
+        ordered = sorted(tasks, key=lambda e: e["ts"])
+        for a, b in zip(ordered, ordered[1:]):
+            if a["ts"] + a["dur"] > b["ts"] + 0.002:
+                fail(f"pid {pid}: host tasks overlap on their thread")
+    print(f"host tasks on thread 2: {', '.join(sorted(kinds))}")
 
 
 if __name__ == "__main__":
