@@ -15,10 +15,14 @@ node on NVLink, 400 Gb/s RDMA a GPU between nodes.
   memory        2400 GB/s    HBM2e of torchtitan's H100s
   NVLink        350 GB/s     a ring's bus bandwidth in a node, 5 us a step
   between nodes 40 GB/s      of 400 Gb/s a GPU, 15 us a step
+  host memory   60 GB/s      a GPU's eighth of two sockets' DDR5, for the
+                             offloaded AdamW (--offload=optimizer)
+  host link     50 GB/s      PCIe Gen5 x16, the offload's copies
   memory limit  80 GiB       a rank, what the planner must fit under
 
 The planner searches the stage, the shard group size (flat, or groups of
-2 ... 256 ranks), the units kept gathered and the recomputed units; the
+2 ... 256 ranks), the units kept gathered, the recomputed units and the
+optimizer's offload to the host; the
 prefetch distance (1) and the bucket size (25 MiB) are fixed to keep the
 search short. Each model's global batch is torchtitan's local batch x N
 sequences of 8192 tokens (8B: 2 a GPU; 70B: 1 a GPU). Run from the
@@ -43,7 +47,8 @@ TOTAL = re.compile(r"^  total\s+(\d+)$")
 TIME_MODEL = ["--compute-rate=700000", "--memory-bandwidth=2400",
               "--link-bandwidth=350", "--link-latency=5",
               "--ranks-per-node=8", "--inter-node-bandwidth=40",
-              "--inter-node-latency=15"]
+              "--inter-node-latency=15", "--host-memory-bandwidth=60",
+              "--host-link-bandwidth=50"]
 LIMIT = "80GiB"
 FIXED = ["--prefetch=1", "--bucket-bytes=26214400"]
 SEQ = 8192

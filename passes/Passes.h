@@ -179,6 +179,18 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
       llvm::cl::desc("Time model: microseconds per step of a collective "
                      "across nodes (default 0: --link-latency)"),
       llvm::cl::value_desc("us"), llvm::cl::init(0)};
+  Option<double> hostMemoryBandwidth{
+      *this, "host-memory-bandwidth",
+      llvm::cl::desc("Time model: GB/s the host streams for one rank's "
+                     "offloaded AdamW and cast (default 0: "
+                     "--memory-bandwidth, as on the CPU backend)"),
+      llvm::cl::value_desc("GB/s"), llvm::cl::init(0)};
+  Option<double> hostLinkBandwidth{
+      *this, "host-link-bandwidth",
+      llvm::cl::desc("Time model: GB/s of one rank's offload copies between "
+                     "device and host memory, such as PCIe (default 0: a "
+                     "memcpy at --memory-bandwidth, as on the CPU backend)"),
+      llvm::cl::value_desc("GB/s"), llvm::cl::init(0)};
   Option<bool> stopAtZrt{
       *this, "stop-at-zrt",
       llvm::cl::desc("Stop at the planned zrt program (what zero-report "

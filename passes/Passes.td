@@ -31,6 +31,12 @@ defvar TimeModelOptions = [
   Option<"interNodeLatency", "inter-node-latency", "double", "0",
          "Microseconds per step of a collective across nodes (0: "
          "link-latency)">,
+  Option<"hostMemoryBandwidth", "host-memory-bandwidth", "double", "0",
+         "GB/s the host streams for one rank's host kernels (the offloaded "
+         "AdamW and cast; 0: memory-bandwidth, the CPU backend's case)">,
+  Option<"hostLinkBandwidth", "host-link-bandwidth", "double", "0",
+         "GB/s of one rank's copies between device and host memory (the "
+         "offload's; 0: a memcpy, both buffers at memory-bandwidth)">,
 ];
 
 def SplitBatch : Pass<"zero-split-batch", "::mlir::ModuleOp"> {

@@ -79,6 +79,9 @@ std::string StageOptions::check() const {
            !(interNodeLatency >= 0))
     os << "--ranks-per-node, --inter-node-bandwidth and --inter-node-latency "
           "must be zero or more (0: one level of links)";
+  else if (!(hostMemoryBandwidth >= 0) || !(hostLinkBandwidth >= 0))
+    os << "--host-memory-bandwidth and --host-link-bandwidth must be zero or "
+          "more GB/s (0: the device's memory, as on the CPU backend)";
   else if (!calibration.empty()) {
     if (llvm::Expected<TimeModel> model = readCalibration(calibration); !model)
       os << llvm::toString(model.takeError());
@@ -104,6 +107,9 @@ std::string StageOptions::timeModelText() const {
     os << " ranks-per-node=" << ranksPerNode
        << " inter-node-bandwidth=" << interNodeBandwidth
        << " inter-node-latency=" << interNodeLatency;
+  if (hostMemoryBandwidth != 0 || hostLinkBandwidth != 0)
+    os << " host-memory-bandwidth=" << hostMemoryBandwidth
+       << " host-link-bandwidth=" << hostLinkBandwidth;
   return text;
 }
 
@@ -202,6 +208,8 @@ void buildProgramPipeline(OpPassManager &pm, const StageOptions &options,
   schedule.ranksPerNode = options.ranksPerNode;
   schedule.interNodeBandwidth = options.interNodeBandwidth;
   schedule.interNodeLatency = options.interNodeLatency;
+  schedule.hostMemoryBandwidth = options.hostMemoryBandwidth;
+  schedule.hostLinkBandwidth = options.hostLinkBandwidth;
   pm.addPass(createPredictSchedule(schedule));
   if (options.stopAtZrt)
     return;

@@ -34,7 +34,8 @@ struct PredictSchedulePass
     FailureOr<TimeModel> model = timeModelFromOptions(
         module, getArgument(),
         {computeRate, memoryBandwidth, linkBandwidth, linkLatency, calibration,
-         ranksPerNode, interNodeBandwidth, interNodeLatency});
+         ranksPerNode, interNodeBandwidth, interNodeLatency,
+         hostMemoryBandwidth, hostLinkBandwidth});
     if (failed(model))
       return signalPassFailure();
     FailureOr<SchedulePrediction> prediction =

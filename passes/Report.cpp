@@ -45,7 +45,8 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
     FailureOr<TimeModel> model = timeModelFromOptions(
         module, getArgument(),
         {computeRate, memoryBandwidth, linkBandwidth, linkLatency, calibration,
-         ranksPerNode, interNodeBandwidth, interNodeLatency});
+         ranksPerNode, interNodeBandwidth, interNodeLatency,
+         hostMemoryBandwidth, hostLinkBandwidth});
     if (failed(model))
       return signalPassFailure();
     FailureOr<SchedulePrediction> schedule =
@@ -109,6 +110,14 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                             "and {2:F1} us a step",
                             model.ranksPerNode, model.interNodeBandwidth / 1e9,
                             model.interNodeLatency * 1e6)
+                  .str();
+    if (model.hostMemoryBandwidth > 0)
+      text += llvm::formatv(", host memory {0:F1} GB/s",
+                            model.hostMemoryBandwidth / 1e9)
+                  .str();
+    if (model.hostLinkBandwidth > 0)
+      text += llvm::formatv(", host link {0:F1} GB/s",
+                            model.hostLinkBandwidth / 1e9)
                   .str();
     if (model.commOverlap < 1)
       text += llvm::formatv(", collectives {0:F0}% overlapped",
@@ -209,6 +218,9 @@ struct ReportPass : zero::impl::ReportBase<ReportPass> {
                             {"link_bandwidth", model.linkBandwidth},
                             {"link_latency", model.linkLatency},
                             {"ranks_per_node", model.ranksPerNode},
+                            {"host_link_bandwidth", model.hostLinkBandwidth},
+                            {"host_memory_bandwidth",
+                             model.hostMemoryBandwidth},
                             {"inter_node_bandwidth", model.interNodeBandwidth},
                             {"inter_node_latency", model.interNodeLatency},
                             {"comm_overlap", model.commOverlap},

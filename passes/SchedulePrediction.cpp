@@ -79,6 +79,11 @@ int64_t kernelFlops(Operation *op) {
 double TimeModel::kernelSeconds(Operation *op) const {
   if (isBookkeeping(op) || isa<zrt::CollectiveOpInterface>(op))
     return 0;
+  if (isa<zrt::CopyToHostOp, zrt::CopyToDeviceOp>(op) && hostLinkBandwidth > 0)
+    return double(zrt::getByteSize(op->getOperand(0))) / hostLinkBandwidth;
+  double bandwidth = memoryBandwidth;
+  if (op->hasAttr("on_host") && hostMemoryBandwidth > 0)
+    bandwidth = hostMemoryBandwidth;
   int64_t bytes = 0;
   if (auto alloc = dyn_cast<zrt::AllocOp>(op)) {
     // Zero-filled as it is allocated, unless its first kernel overwrites it.
@@ -90,7 +95,7 @@ double TimeModel::kernelSeconds(Operation *op) const {
       bytes += bufferBytes(operand);
   }
   return std::max(double(kernelFlops(op)) / computeFlops,
-                  double(bytes) / memoryBandwidth);
+                  double(bytes) / bandwidth);
 }
 
 double TimeModel::collectiveSeconds(zrt_collective kind, int64_t tensorBytes,
@@ -457,6 +462,16 @@ FailureOr<TimeModel> timeModelFromOptions(Operation *op, StringRef passName,
     return op->emitError() << passName
                            << ": ranks-per-node, inter-node-bandwidth and "
                               "inter-node-latency must be zero or more";
+  if (!(flags.hostMemoryBandwidth >= 0) ||
+      !std::isfinite(flags.hostMemoryBandwidth) ||
+      !(flags.hostLinkBandwidth >= 0) || !std::isfinite(flags.hostLinkBandwidth))
+    return op->emitError() << passName
+                           << ": host-memory-bandwidth and host-link-bandwidth "
+                              "must be zero or more";
+  // The host's: given on top of a calibration too (--calibrate measures
+  // the CPU backend, whose host is the device).
+  model.hostMemoryBandwidth = flags.hostMemoryBandwidth * 1e9;
+  model.hostLinkBandwidth = flags.hostLinkBandwidth * 1e9;
   // Across nodes: the link's own figures unless given.
   model.ranksPerNode = flags.ranksPerNode;
   model.interNodeBandwidth = flags.interNodeBandwidth > 0

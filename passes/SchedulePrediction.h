@@ -64,10 +64,16 @@ struct TimeModel {
   /// hop). 0: one level.
   int64_t ranksPerNode = 0;
   double interNodeBandwidth = 5e9, interNodeLatency = 20e-6;
+  /// The host of --offload=optimizer: bytes/s its kernels (on_host) stream,
+  /// and bytes/s a copy between device and host memory moves. 0: the
+  /// device's memory (the CPU backend, where the host is the device and a
+  /// copy is a memcpy reading and writing at memoryBandwidth).
+  double hostMemoryBandwidth = 0, hostLinkBandwidth = 0;
 
   /// Seconds of one kernel (any zrt op of the step that is not a
   /// collective, a wait or bookkeeping): max(FLOPs / computeFlops, bytes of
-  /// its buffers / memoryBandwidth).
+  /// its buffers / memoryBandwidth), the host's bandwidths for host kernels
+  /// and offload copies when given.
   double kernelSeconds(mlir::Operation *op) const;
   /// Seconds of one collective of `kind` over a tensor of `tensorBytes`
   /// (padded) among `worldSize` ranks, as a ring runs it: W - 1 steps of
@@ -153,13 +159,15 @@ struct TimeModelFlags {
   std::string calibration;
   int64_t ranksPerNode = 0;
   double interNodeBandwidth = 0, interNodeLatency = 0;
+  double hostMemoryBandwidth = 0, hostLinkBandwidth = 0;
 
   /// Of anything with public options of those names (StageOptions; the
   /// passes' are protected, so they list them).
   template <typename Options> static TimeModelFlags of(const Options &o) {
     return {o.computeRate,  o.memoryBandwidth,    o.linkBandwidth,
             o.linkLatency,  o.calibration,        o.ranksPerNode,
-            o.interNodeBandwidth, o.interNodeLatency};
+            o.interNodeBandwidth, o.interNodeLatency,
+            o.hostMemoryBandwidth, o.hostLinkBandwidth};
   }
 };
 

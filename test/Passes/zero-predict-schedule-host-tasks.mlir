@@ -1,6 +1,9 @@
 // RUN: zero-opt %s --zero-report="compute-rate=1 memory-bandwidth=1 link-bandwidth=1 link-latency=10" -o /dev/null | FileCheck %s
 // RUN: zero-opt %s --zero-report="format=json compute-rate=1 memory-bandwidth=1 link-bandwidth=1 link-latency=10" -o /dev/null | FileCheck %s --check-prefix=JSON
 // RUN: zero-opt %s --zero-report="calibration=%S/Inputs/calibration-shared-core.json" -o /dev/null | FileCheck %s --check-prefix=SHARED
+// RUN: zero-opt %s --zero-report="compute-rate=1 memory-bandwidth=1 link-bandwidth=1 link-latency=10 host-memory-bandwidth=0.5 host-link-bandwidth=4" -o /dev/null | FileCheck %s --check-prefix=HOST
+// RUN: zero-opt %s --zero-report="format=json compute-rate=1 memory-bandwidth=1 link-bandwidth=1 link-latency=10 host-memory-bandwidth=0.5 host-link-bandwidth=4" -o /dev/null | FileCheck %s --check-prefix=HOST-JSON
+// RUN: not zero-opt %s --zero-report="host-link-bandwidth=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The host tasks of zero-overlap-offload on the schedule's third clock.
 // The time model: 1 GFLOP/s (each 100x100x100 product 2 ms) and 1 GB/s of
@@ -54,3 +57,14 @@ module {
     return
   }
 }
+
+// A host slower than the device (0.5 GB/s: AdamW 14.000048 ms) behind a
+// link of 4 GB/s (each copy's megabyte 0.25 ms, not a memcpy's 2 ms): the
+// first step's task (AdamW and the upload, 14.25 ms) outlasts the product
+// before the wait by 12.25 ms: 2 + 12.25 + 2 + 1 + 0.25 + 1 + 0.25 ms.
+// HOST: predicted schedule of one step (1.0 GFLOP/s, memory 1.0 GB/s, link 1.00 GB/s and 10.0 us a step, host memory 0.5 GB/s, host link 4.0 GB/s;
+// HOST-NEXT: step 18.75 ms: kernels 6.50 ms, waits blocking them 0, host tasks 14.25 ms (waited for 12.25 ms)
+// HOST-JSON: "host_link_bandwidth": 4000000000,
+// HOST-JSON-NEXT: "host_memory_bandwidth": 500000000,
+
+// BAD: error: zero-report: host-memory-bandwidth and host-link-bandwidth must be zero or more
