@@ -136,6 +136,13 @@ struct StageOptions : public mlir::PassPipelineOptions<StageOptions> {
                      "(80GiB, 40GB, 1.5e9, ...), naming its largest category "
                      "and the stage and world size that would fit"),
       llvm::cl::value_desc("bytes")};
+  Option<std::string> hostMemoryLimit{
+      *this, "host-memory-limit",
+      llvm::cl::desc("Refuse a configuration whose predicted host memory "
+                     "per rank (--offload=optimizer's moments, masters and "
+                     "staging) is over this many bytes; --plan searches "
+                     "under it"),
+      llvm::cl::value_desc("bytes")};
   // The time model of zero-predict-schedule and zero-report (Passes.td's
   // TimeModelOptions, under the same names).
   Option<double> computeRate{

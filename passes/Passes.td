@@ -555,11 +555,17 @@ def CheckMemoryLimit : Pass<"zero-check-memory-limit", "::mlir::ModuleOp"> {
     (`zero-report`'s "runtime workspace") comes on top of the categories and
     is not counted. `zero-opt --memory-limit=BYTES` adds this pass to the
     stage pipeline and, when it fails, names the stage and world size that
-    would fit. The IR is not changed.
+    would fit. With `host-limit` (`--host-memory-limit`) the host memory of
+    `--offload=optimizer` (the moments, the masters and their staging,
+    which the device's peak leaves out) is held to its own limit the same
+    way. Either limit may be given alone. The IR is not changed.
   }];
   let options = [
     Option<"limit", "limit", "std::string", "\"\"",
            "The most bytes a rank may use (80GiB, 40GB, 1.5e9, ...)">,
+    Option<"hostLimit", "host-limit", "std::string", "\"\"",
+           "The most bytes of host memory a rank may use (the host "
+           "categories of --offload=optimizer)">,
   ];
 }
 

@@ -92,6 +92,10 @@ std::string StageOptions::check() const {
     os << "--memory-limit=" << memoryLimit
        << " is not a byte count; give bytes, with a unit if you like "
           "(80GiB, 40GB, 512MiB, 1.5e9)";
+  else if (!hostMemoryLimit.empty() && !parseByteSize(hostMemoryLimit))
+    os << "--host-memory-limit=" << hostMemoryLimit
+       << " is not a byte count; give bytes, with a unit if you like "
+          "(512GiB, 1.5e11)";
   return problem;
 }
 
@@ -197,8 +201,9 @@ void buildProgramPipeline(OpPassManager &pm, const StageOptions &options,
     pm.addPass(createOverlapOffload());
   pm.addPass(createPlanMemory());
   pm.addPass(createElideZeroFills());
-  if (!options.memoryLimit.empty())
-    pm.addPass(createCheckMemoryLimit({options.memoryLimit}));
+  if (!options.memoryLimit.empty() || !options.hostMemoryLimit.empty())
+    pm.addPass(createCheckMemoryLimit(
+        {options.memoryLimit, options.hostMemoryLimit}));
   PredictScheduleOptions schedule;
   schedule.computeRate = options.computeRate;
   schedule.memoryBandwidth = options.memoryBandwidth;

@@ -88,7 +88,9 @@ bool predictConfiguration(llvm::StringRef input, DialectRegistry &registry,
   if (failed(parsed.parseFromString(options)) || !parsed.check().empty())
     return false;
   parsed.stopAtZrt = true;
-  parsed.memoryLimit = ""; // The planner compares with the limit itself.
+  // The planner compares with the limits itself.
+  parsed.memoryLimit = "";
+  parsed.hostMemoryLimit = "";
   MLIRContext ctx(registry);
   ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(input, &ctx);
@@ -108,6 +110,7 @@ bool predictConfiguration(llvm::StringRef input, DialectRegistry &registry,
   if (failed(schedule))
     return false;
   candidate.peakBytes = rank->ledger.peakTotal;
+  candidate.hostPeakBytes = rank->ledger.peakHost;
   candidate.trafficBytes = 0;
   for (int64_t bytes : rank->ledger.bytes)
     candidate.trafficBytes += bytes;
@@ -189,7 +192,7 @@ planAxes(const ModelUnits &units, const std::vector<int64_t> &stages,
 PlanResult searchPlans(llvm::StringRef input, DialectRegistry &registry,
                        llvm::StringRef baseOptions,
                        const std::vector<PlanAxis> &axes,
-                       std::optional<int64_t> memoryLimit) {
+                       const PlanLimits &limits) {
   PlanResult result;
   std::vector<std::pair<std::string, std::string>> choice;
   std::function<void(size_t)> visit = [&](size_t axis) {
@@ -204,7 +207,7 @@ PlanResult searchPlans(llvm::StringRef input, DialectRegistry &registry,
         ++result.failed;
         return;
       }
-      candidate.fits = !memoryLimit || candidate.peakBytes <= *memoryLimit;
+      candidate.fits = limits.fits(candidate);
       result.candidates.push_back(std::move(candidate));
       return;
     }
@@ -226,8 +229,24 @@ PlanResult searchPlans(llvm::StringRef input, DialectRegistry &registry,
   return result;
 }
 
+/// " under N bytes a rank[ and H bytes of host memory]", or that there is
+/// no limit.
+static std::string describeLimits(const PlanLimits &limits) {
+  if (!limits.device && !limits.host)
+    return " (no --memory-limit)";
+  std::string text = " under";
+  if (limits.device)
+    text += llvm::formatv(" {0} bytes a rank", *limits.device).str();
+  if (limits.device && limits.host)
+    text += " and";
+  if (limits.host)
+    text += llvm::formatv(" {0} bytes of host memory a rank", *limits.host)
+                .str();
+  return text;
+}
+
 void printPlan(llvm::raw_ostream &os, const PlanResult &result,
-               llvm::StringRef header, std::optional<int64_t> memoryLimit,
+               llvm::StringRef header, const PlanLimits &limits,
                size_t shown) {
   size_t fitting = llvm::count_if(
       result.candidates, [](const PlanCandidate &c) { return c.fits; });
@@ -236,10 +255,7 @@ void printPlan(llvm::raw_ostream &os, const PlanResult &result,
                       "refused by the pipeline); {3} fit{4}\n",
                       result.candidates.size() + result.failed,
                       result.candidates.size(), result.failed, fitting,
-                      memoryLimit ? llvm::formatv(" under {0} bytes a rank",
-                                                  *memoryLimit)
-                                        .str()
-                                  : std::string(" (no --memory-limit)"));
+                      describeLimits(limits));
   os << llvm::formatv("  {0,4} {1,12} {2,16} {3,16}  {4}\n", "rank", "step",
                       "peak bytes", "traffic bytes", "configuration");
   size_t rank = 0;
@@ -256,8 +272,12 @@ void printPlan(llvm::raw_ostream &os, const PlanResult &result,
   if (fitting < result.candidates.size()) {
     const PlanCandidate &over = result.candidates[fitting];
     os << llvm::formatv("  fastest over the limit: {0} with a peak of {1} "
-                        "bytes ({2})\n",
+                        "bytes{2} ({3})\n",
                         formatSeconds(over.stepSeconds), over.peakBytes,
+                        limits.host ? llvm::formatv(" and {0} of host memory",
+                                                    over.hostPeakBytes)
+                                          .str()
+                                    : std::string(),
                         over.flags());
   }
   if (const PlanCandidate *chosen = result.chosen())

@@ -37,6 +37,8 @@ struct PlanCandidate {
   /// The searched options' values, in axis order (option, value).
   std::vector<std::pair<std::string, std::string>> choice;
   int64_t peakBytes = 0;
+  /// Host memory (--offload=optimizer): the moments, masters and staging.
+  int64_t hostPeakBytes = 0;
   int64_t trafficBytes = 0;
   double stepSeconds = 0;
   bool fits = true;
@@ -98,15 +100,25 @@ std::vector<PlanAxis> planAxes(const ModelUnits &units,
 /// text without the searched options) and every combination of `axes`
 /// (keep-gathered and prefetch 2 only at stage 3), and predicts each one's
 /// peak, traffic and step time (the time model of `baseOptions`).
+/// What a candidate must fit under: device memory per rank
+/// (--memory-limit) and host memory per rank (--host-memory-limit).
+struct PlanLimits {
+  std::optional<int64_t> device, host;
+  bool fits(const PlanCandidate &c) const {
+    return (!device || c.peakBytes <= *device) &&
+           (!host || c.hostPeakBytes <= *host);
+  }
+};
+
 PlanResult searchPlans(llvm::StringRef input, mlir::DialectRegistry &registry,
                        llvm::StringRef baseOptions,
                        const std::vector<PlanAxis> &axes,
-                       std::optional<int64_t> memoryLimit);
+                       const PlanLimits &limits);
 
 /// The table `--plan` prints: the ranked candidates under the limit (the
 /// first `shown`), the best over it, and the choice.
 void printPlan(llvm::raw_ostream &os, const PlanResult &result,
-               llvm::StringRef header, std::optional<int64_t> memoryLimit,
+               llvm::StringRef header, const PlanLimits &limits,
                size_t shown = 10);
 
 } // namespace zero

@@ -540,6 +540,7 @@ FailureOr<zero::PlanCandidate> planConfiguration(StringRef input,
   for (StringRef option : llvm::split(given, ' ')) {
     StringRef name = option.split('=').first;
     if (!option.empty() && name != "memory-limit" &&
+        name != "host-memory-limit" &&
         !llvm::is_contained(kPlannedOptions, name))
       base += " " + option.str();
   }
@@ -559,27 +560,32 @@ FailureOr<zero::PlanCandidate> planConfiguration(StringRef input,
     fail("--plan needs an nn model with a @forward function");
     return failure();
   }
-  std::optional<int64_t> limit;
-  if (stageFlags().given("memory-limit")) {
-    limit = zero::parseByteSize(stageFlags().value("memory-limit"));
-    if (!limit) {
-      fail("--memory-limit=" + stageFlags().value("memory-limit") +
+  zero::PlanLimits limits;
+  for (auto [flag, limit] :
+       {std::pair<StringRef, std::optional<int64_t> *>{"memory-limit",
+                                                       &limits.device},
+        {"host-memory-limit", &limits.host}}) {
+    if (!stageFlags().given(flag))
+      continue;
+    *limit = zero::parseByteSize(stageFlags().value(flag));
+    if (!*limit) {
+      fail("--" + flag.str() + "=" + stageFlags().value(flag) +
            " is not a byte count; give bytes, with a unit if you like "
            "(80GiB, 40GB, 512MiB, 1.5e9)");
       return failure();
     }
   }
-  std::vector<zero::PlanAxis> axes =
-      zero::planAxes(*units, {0, 1, 2, 3}, parsed.worldSize, parsed.gradAccum,
-                     /*searchOffload=*/limit.has_value(), fixed);
+  std::vector<zero::PlanAxis> axes = zero::planAxes(
+      *units, {0, 1, 2, 3}, parsed.worldSize, parsed.gradAccum,
+      /*searchOffload=*/limits.device.has_value(), fixed);
   zero::PlanResult result =
-      zero::searchPlans(input, registry, base, axes, limit);
+      zero::searchPlans(input, registry, base, axes, limits);
   std::string header = llvm::formatv(
       "zero-opt plan: world size {0}, {1} micro-batch(es) a step; time "
       "model {2}",
       parsed.worldSize, parsed.gradAccum, parsed.timeModelText());
   if (!autoStage)
-    zero::printPlan(llvm::outs(), result, header, limit);
+    zero::printPlan(llvm::outs(), result, header, limits);
   const zero::PlanCandidate *chosen = result.chosen();
   if (!chosen) {
     std::string smallest;
@@ -594,9 +600,13 @@ FailureOr<zero::PlanCandidate> planConfiguration(StringRef input,
     }
     fail(llvm::formatv("no configuration of the {0} searched fits{1}{2}",
                        result.candidates.size() + result.failed,
-                       limit ? " --memory-limit=" +
-                                   stageFlags().value("memory-limit")
-                             : std::string(),
+                       (limits.device ? " --memory-limit=" +
+                                            stageFlags().value("memory-limit")
+                                      : std::string()) +
+                           (limits.host
+                                ? " --host-memory-limit=" +
+                                      stageFlags().value("host-memory-limit")
+                                : std::string()),
                        smallest)
              .str());
     return failure();
