@@ -5,7 +5,7 @@ on their thread (the default) against each run where it is queued
 executable, in alternating runs.
 
   python3 bench/offload_overlap.py [--ranks 1] [--reps 3] [--steps 6]
-                                   [--precision bf16] [--stage 0]
+                                   [--precision bf16] [--stage 0] [--predict]
                                    [--out bench/results/offload-overlap.md]
 
 GPT-2 124M (n_embd 768, 12 layers, vocab 50257), 2 x 128 tokens a rank a
@@ -15,6 +15,12 @@ host thread then takes the kernels' core, and the gain should vanish). The
 time per step is the runtime's (--log-json), the median of each run's steps
 after the first; the losses of the two modes must agree bit for bit. Run
 from the repository root after scripts/build.sh.
+
+--predict also asks the time model: the program's --calibrate on these
+ranks, then zero-opt --report with that calibration (the host tasks on
+their own clock, costing the compute thread (1 - comm_overlap) of their
+time) and with comm_overlap set to 0 (every task on the compute core: the
+inline runs), each beside its measured step.
 """
 import argparse
 import json
@@ -45,6 +51,50 @@ def run(exe, mode, ranks, steps, data, work):
     return [l["ms_per_step"] for l in lines[1:]], lines[-1]["loss"]
 
 
+def predicted_step(compile_flags, calibration):
+    """The report's predicted step (seconds) and its host-task line."""
+    out = sh([ZERO_OPT, *compile_flags, f"--calibration={calibration}",
+              "--report"]).stdout
+    line = next(l for l in out.splitlines() if l.startswith("  step "))
+    value, unit = line.split()[1:3]
+    return float(value) * {"s": 1, "ms": 1e-3, "us": 1e-6}[unit.rstrip(":")], line.strip()
+
+
+def predictions(exe, compile_flags, ranks, data, work, median):
+    """--calibrate needs two ranks: one rank's program is calibrated by its
+    two-rank twin (the same model and batch a rank), whose comm_overlap,
+    measured with no core to spare, is replaced by 1 where a core is spare
+    (fewer ranks than cores)."""
+    calibration = os.path.join(work, "machine.json")
+    calibrated, calibrated_ranks = exe, ranks
+    if ranks == 1:
+        calibrated, calibrated_ranks = os.path.join(work, "twin"), 2
+        twin = [f for f in compile_flags
+                if not f.startswith(("--world-size=", "--batch="))]
+        sh([ZERO_OPT, *twin, "--world-size=2", "--batch=4", "-o", calibrated])
+    sh(["mpirun", "--oversubscribe", "--bind-to", "none", "-np",
+        str(calibrated_ranks), calibrated, f"--data={data}",
+        f"--calibrate={calibration}"], env=mpi_env(), timeout=3600)
+    model = json.load(open(calibration))
+    spare = ranks < (os.cpu_count() or 1)
+    overlap = 1 if spare else model.get("comm_overlap", 1)
+    thread, inline = (os.path.join(work, f"machine-{m}.json") for m in MODES[::-1])
+    json.dump(dict(model, comm_overlap=overlap), open(thread, "w"))
+    json.dump(dict(model, comm_overlap=0), open(inline, "w"))
+    lines = ["", f"Predicted against measured: `--calibrate` on {calibrated_ranks} ranks "
+             f"(GEMM {model['gemm_flops'] / 1e9:.1f} GFLOP/s, memory "
+             f"{model['memory_bandwidth'] / 1e9:.1f} GB/s, comm_overlap measured "
+             f"{model.get('comm_overlap', 1):g}); the host tasks at comm_overlap "
+             f"{overlap:g} ({'a core to spare' if spare else 'as measured'}), inline at 0.", "",
+             "| host tasks | predicted step (ms) | measured (ms) | measured / predicted | report |",
+             "|---|---|---|---|---|"]
+    for mode, path in (("thread", thread), ("inline", inline)):
+        seconds, line = predicted_step(compile_flags, path)
+        lines.append(f"| {mode} | {seconds * 1e3:.1f} | {median[mode]:.1f} | "
+                     f"{median[mode] / (seconds * 1e3):.2f} | `{line}` |")
+    return lines + [""]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ranks", type=int, default=1)
@@ -52,6 +102,7 @@ def main():
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--precision", default="bf16")
     parser.add_argument("--stage", type=int, default=0)
+    parser.add_argument("--predict", action="store_true")
     parser.add_argument("--out", default=os.path.join(
         ROOT, "bench/results/offload-overlap.md"))
     options = parser.parse_args()
@@ -61,10 +112,11 @@ def main():
         json.dump(GPT2, f)
     data = token_file(work)
     exe = os.path.join(work, "prog")
-    sh([ZERO_OPT, f"--model-config={config}", f"--batch={2 * options.ranks}",
-        "--seq-len=128", f"--precision={options.precision}",
-        f"--stage={options.stage}", f"--world-size={options.ranks}",
-        "--offload=optimizer", "-o", exe])
+    compile_flags = [f"--model-config={config}", f"--batch={2 * options.ranks}",
+                     "--seq-len=128", f"--precision={options.precision}",
+                     f"--stage={options.stage}", f"--world-size={options.ranks}",
+                     "--offload=optimizer"]
+    sh([ZERO_OPT, *compile_flags, "-o", exe])
     steps = {mode: [] for mode in MODES}
     losses = {mode: set() for mode in MODES}
     for rep in range(options.reps):
@@ -91,6 +143,8 @@ def main():
     lines += ["", f"Last step's loss: {sorted(losses['thread'])} (thread), "
               f"{sorted(losses['inline'])} (inline): "
               f"{'bit-identical' if same else 'DIFFERENT'}.", ""]
+    if options.predict:
+        lines += predictions(exe, compile_flags, options.ranks, data, work, median)
     text = "\n".join(lines)
     print(text)
     with open(options.out, "a") as f:
