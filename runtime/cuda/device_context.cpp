@@ -208,6 +208,42 @@ void CudaRuntime::copyToHost(void *dst, const void *src, int64_t bytes) {
   waitForStream(compute);
 }
 
+//===--- Waiting for the GPU, and events ----------------------------------===//
+
+/// Polls `query` (cudaStreamQuery or cudaEventQuery) until it succeeds,
+/// calling `between(seconds waited)` after each miss; any error other than
+/// not-ready stops the job, saying the GPU failed while `doing`. Spins
+/// briefly (most waits are short), then polls every 100 us.
+template <typename Query, typename Between>
+static void pollUntilDone(Query query, const char *doing, Between between) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  for (int64_t polls = 0;; ++polls) {
+    cudaError_t status = query();
+    if (status == cudaSuccess)
+      return;
+    if (status != cudaErrorNotReady)
+      fatal("the GPU failed while %s: %s (%s)", doing,
+            cudaGetErrorString(status), cudaGetErrorName(status));
+    between(std::chrono::duration<double>(Clock::now() - start).count());
+    if (polls < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+cudaEvent_t takeEvent(std::vector<cudaEvent_t> &spare) {
+  if (spare.empty()) {
+    cudaEvent_t event;
+    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    return event;
+  }
+  cudaEvent_t event = spare.back();
+  spare.pop_back();
+  return event;
+}
+
 //===--- The offload's ordered copies (host tasks) ------------------------===//
 //
 // A host task (core/host_tasks.h) runs on the host-task thread, which calls
@@ -223,17 +259,6 @@ void CudaRuntime::copyToHostQueued(void *dst, const void *src,
       cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDefault, compute));
 }
 
-cudaEvent_t CudaRuntime::takeOffloadEvent() {
-  if (spareOffloadEvents.empty()) {
-    cudaEvent_t event;
-    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    return event;
-  }
-  cudaEvent_t event = spareOffloadEvents.back();
-  spareOffloadEvents.pop_back();
-  return event;
-}
-
 cudaEvent_t CudaRuntime::fenceEvent(int64_t fence) {
   if (fence < 1 || fence > (int64_t)fences.size())
     fatal("host task: unknown device fence %lld (fences are valid until "
@@ -244,7 +269,7 @@ cudaEvent_t CudaRuntime::fenceEvent(int64_t fence) {
 
 int64_t CudaRuntime::fence() {
   std::lock_guard<std::mutex> lock(offloadMutex);
-  cudaEvent_t event = takeOffloadEvent();
+  cudaEvent_t event = takeEvent(spareOffloadEvents);
   ZRT_CUDA_CHECK(cudaEventRecord(event, compute));
   fences.push_back(event);
   return (int64_t)fences.size();
@@ -259,30 +284,18 @@ void CudaRuntime::waitForFence(int64_t fence) {
     event = fenceEvent(fence);
   }
   ZRT_CUDA_CHECK(cudaSetDevice(gpu));
-  // Polled, as waitForStream, but without NCCL's progress check (the main
-  // thread's): a GPU that never gets there stops the job after the
-  // timeout, the main thread's watchdog being the likelier to speak first.
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point start = Clock::now();
-  for (int64_t polls = 0;; ++polls) {
-    cudaError_t status = cudaEventQuery(event);
-    if (status == cudaSuccess)
-      return;
-    if (status != cudaErrorNotReady)
-      fatal("the GPU failed while a host task waited for the gradient's "
-            "copy to the host: %s (%s)",
-            cudaGetErrorString(status), cudaGetErrorName(status));
-    double seconds =
-        std::chrono::duration<double>(Clock::now() - start).count();
-    if (seconds > timeoutSeconds)
-      fatal("a host task (--offload=optimizer) waited %.0f s for the GPU's "
-            "copies to the host, which did not complete",
-            seconds);
-    if (polls < 1000)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+  // Without NCCL's progress check (the main thread's): a GPU that never
+  // gets there stops the job after the timeout, the main thread's watchdog
+  // being the likelier to speak first.
+  pollUntilDone(
+      [&] { return cudaEventQuery(event); },
+      "a host task waited for the gradient's copy to the host",
+      [&](double seconds) {
+        if (seconds > timeoutSeconds)
+          fatal("a host task (--offload=optimizer) waited %.0f s for the "
+                "GPU's copies to the host, which did not complete",
+                seconds);
+      });
 }
 
 void CudaRuntime::uploadAfter(int64_t fence, void *dst, const void *src,
@@ -294,7 +307,7 @@ void CudaRuntime::uploadAfter(int64_t fence, void *dst, const void *src,
     ZRT_CUDA_CHECK(cudaStreamWaitEvent(copy, fenceEvent(fence), 0));
   ZRT_CUDA_CHECK(
       cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDefault, copy));
-  cudaEvent_t done = takeOffloadEvent();
+  cudaEvent_t done = takeEvent(spareOffloadEvents);
   ZRT_CUDA_CHECK(cudaEventRecord(done, copy));
   uploadEvents.push_back(done);
   uploads[dst] = done; // the copy stream is in order: the last one covers
@@ -326,22 +339,9 @@ void CudaRuntime::finishUploads() {
 //===--- Synchronisation, the watchdog, data errors -----------------------===//
 
 void CudaRuntime::waitForStream(cudaStream_t stream) {
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point start = Clock::now();
-  for (int64_t polls = 0;; ++polls) {
-    cudaError_t status = cudaStreamQuery(stream);
-    if (status == cudaSuccess)
-      return;
-    if (status != cudaErrorNotReady)
-      fatal("the GPU failed while running the program's kernels: %s (%s)",
-            cudaGetErrorString(status), cudaGetErrorName(status));
-    checkProgress(std::chrono::duration<double>(Clock::now() - start).count());
-    // Spin briefly (most waits are short), then poll every 100 us.
-    if (polls < 1000)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  pollUntilDone([&] { return cudaStreamQuery(stream); },
+                "running the program's kernels",
+                [&](double seconds) { checkProgress(seconds); });
 }
 
 void CudaRuntime::synchronize() {

@@ -150,13 +150,11 @@ private:
   template <typename Launch>
   int64_t startCollective(const CollectiveInfo &info, int64_t countedBytes,
                           Launch launch);
-  cudaEvent_t takeEvent();
 
   /// The offload's events: the host-task thread and the main thread both
   /// take them, under offloadMutex. Fence i (1, 2, ...) is fences[i - 1];
   /// the last upload to each buffer not yet ordered is in uploads. Every
   /// event returns to spareOffloadEvents at finishUploads().
-  cudaEvent_t takeOffloadEvent();
   cudaEvent_t fenceEvent(int64_t fence);
   std::mutex offloadMutex;
   std::vector<cudaEvent_t> fences;
@@ -181,6 +179,10 @@ private:
   std::unordered_set<int64_t> notWaited;
   int64_t nextHandle = 1;
 };
+
+/// An event without timing from `spare` (which the caller's lock guards),
+/// or a new one.
+cudaEvent_t takeEvent(std::vector<cudaEvent_t> &spare);
 
 /// The CUDA state of `ctx`; stops the job if `ctx` is not on a GPU.
 CudaRuntime &runtimeOf(zrt_context *ctx);

@@ -198,17 +198,6 @@ void CudaRuntime::checkProgress(double elapsedSeconds) {
 
 //===--- Starting and waiting ---------------------------------------------===//
 
-cudaEvent_t CudaRuntime::takeEvent() {
-  if (spareEvents.empty()) {
-    cudaEvent_t event;
-    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    return event;
-  }
-  cudaEvent_t event = spareEvents.back();
-  spareEvents.pop_back();
-  return event;
-}
-
 template <typename Launch>
 int64_t CudaRuntime::startCollective(const CollectiveInfo &info,
                                      int64_t countedBytes, Launch launch) {
@@ -223,7 +212,7 @@ int64_t CudaRuntime::startCollective(const CollectiveInfo &info,
   ZRT_CUDA_CHECK(cudaEventRecord(inputsReady, compute));
   ZRT_CUDA_CHECK(cudaStreamWaitEvent(comm, inputsReady, 0));
   launch();
-  cudaEvent_t done = takeEvent();
+  cudaEvent_t done = takeEvent(spareEvents);
   ZRT_CUDA_CHECK(cudaEventRecord(done, comm));
   int64_t handle = nextHandle++;
   inFlight.push_back({handle, info, countedBytes, done, /*waited=*/false});
