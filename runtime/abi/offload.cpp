@@ -71,12 +71,9 @@ void waitForHostCopies(zrt_context *ctx) {
 template <typename Work>
 void queuePiece(zrt_context *ctx, const char *name, const char *category,
                 Work work) {
-  Tracer *tracer = ctx->tracer.get();
   ctx->hostTasks->add([=] {
-    int64_t begin = tracer ? tracer->now() : 0;
+    TraceScope trace(ctx, name, category, Tracer::Host);
     work();
-    if (tracer)
-      tracer->record(Tracer::Host, name, category, begin, tracer->now());
   });
 }
 
@@ -92,25 +89,6 @@ void runHostKernel(zrt_context *ctx, const char *name, Work work) {
   waitForHostCopies(ctx);
   work();
 }
-
-/// A wait of the main thread for the host tasks, on the compute track in
-/// a category of its own: idle time, not a kernel that hides collectives.
-class HostWaitScope {
-public:
-  explicit HostWaitScope(zrt_context *ctx) : tracer(ctx->tracer.get()) {
-    if (tracer)
-      begin = tracer->now();
-  }
-  ~HostWaitScope() {
-    if (tracer)
-      tracer->record(Tracer::Compute, "host_wait", "host_wait", begin,
-                     tracer->now());
-  }
-
-private:
-  Tracer *tracer;
-  int64_t begin = 0;
-};
 } // namespace
 
 extern "C" void zrt_copy_to_host(zrt_context *ctx, const void *deviceSrc,
@@ -182,8 +160,10 @@ extern "C" void zrt_host_task_end(zrt_context *ctx, const void *deviceDst) {
 }
 
 extern "C" void zrt_host_wait(zrt_context *ctx, const void *deviceBuffer) {
+  // The main thread's waits for host tasks are traced in a category of
+  // their own: idle time, not a kernel that hides collectives.
   if (int64_t ticket = ctx->hostTasks->takeWriter(deviceBuffer)) {
-    HostWaitScope trace(ctx);
+    TraceScope trace(ctx, "host_wait", "host_wait");
     ctx->hostTasks->waitFor(ticket);
   }
   // Also when the task ran inline: its upload may still be on its way.
@@ -195,6 +175,6 @@ extern "C" void zrt_host_wait_all(zrt_context *ctx) {
     ctx->runtime->finishUploads();
     return;
   }
-  HostWaitScope trace(ctx);
+  TraceScope trace(ctx, "host_wait", "host_wait");
   quiesceHostTasks(ctx);
 }

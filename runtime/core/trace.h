@@ -66,17 +66,22 @@ private:
   std::vector<Event> events[kNumTracks];
 };
 
-/// Times one kernel call onto the compute track; free when tracing is off.
+/// Times one kernel call onto the compute track (or what `category` names
+/// on `track`: a host task's piece, a wait for one); free when tracing is
+/// off.
 class TraceScope {
 public:
-  TraceScope(zrt_context *ctx, const char *name)
-      : tracer(ctx ? ctx->tracer.get() : nullptr), name(name) {
+  TraceScope(zrt_context *ctx, const char *name,
+             const char *category = "kernel",
+             Tracer::Track track = Tracer::Compute)
+      : tracer(ctx ? ctx->tracer.get() : nullptr), name(name),
+        category(category), track(track) {
     if (tracer)
       begin = tracer->now();
   }
   ~TraceScope() {
     if (tracer)
-      tracer->record(Tracer::Compute, name, "kernel", begin, tracer->now());
+      tracer->record(track, name, category, begin, tracer->now());
   }
   TraceScope(const TraceScope &) = delete;
   TraceScope &operator=(const TraceScope &) = delete;
@@ -84,6 +89,8 @@ public:
 private:
   Tracer *tracer;
   const char *name;
+  const char *category;
+  Tracer::Track track;
   int64_t begin = 0;
 };
 
