@@ -1,6 +1,6 @@
 //===- tokens_fuzzer.cpp - the token file reader --------------------------===//
 //
-// TokenFile::open (runtime/core/tokens.cpp) on any file, for a program of
+// TokenStream::open (runtime/core/tokens.cpp) on any file, for a program of
 // sequences of 4 tokens below 64: a file it accepts is then read for a few
 // steps, every id below the vocabulary; one it refuses gets a message.
 //
@@ -14,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string path = writeInput(".bin", data, size);
   const int64_t vocab = 64, seqLen = 4, batch = 3;
   {
-    zrt::TokenFile tokens;
-    if (tokens.open(path, vocab, seqLen, /*rank=*/0, /*worldSize=*/1).empty()) {
+    zrt::TokenStream tokens;
+    if (tokens.open("--data", path, vocab, seqLen, /*rank=*/0, /*worldSize=*/1).empty()) {
       std::vector<int32_t> ids(batch * seqLen), targets(batch * seqLen);
       for (int64_t step = 0; step < 3; ++step) {
         tokens.fill(step, 0, batch, batch, seqLen, ids.data(), targets.data(),

@@ -18,9 +18,52 @@ Batches::Batches(zrt_context *ctx, uint64_t seed) : ctx(ctx) {
         std::make_unique<SyntheticData>(seed, p.numFeatures, p.numClasses);
 }
 
-std::string Batches::openTokens(const std::string &path) {
-  return tokens.open(path, ctx->program.numClasses, ctx->program.seqLen,
+std::string Batches::openTokens(const std::string &flag,
+                                const std::string &spec) {
+  return tokens.open(flag, spec, ctx->program.numClasses, ctx->program.seqLen,
                      ctx->rank, ctx->worldSize);
+}
+
+std::string Batches::agreeOnTokens() {
+  // Ranks on different machines may mount different data under one path:
+  // they would train on different streams without a word.
+  uint64_t mine[2] = {tokens.fingerprint(), (uint64_t)tokens.numTokens()};
+  uint64_t low[2], high[2];
+  if (ctx->comm == MPI_COMM_NULL)
+    return "";
+  quiesceComm(ctx);
+  ZRT_MPI_CHECK(MPI_Allreduce(mine, low, 2, MPI_UINT64_T, MPI_MIN, ctx->comm));
+  ZRT_MPI_CHECK(MPI_Allreduce(mine, high, 2, MPI_UINT64_T, MPI_MAX, ctx->comm));
+  if (low[0] == high[0] && low[1] == high[1])
+    return "";
+  return "the ranks see different token files (between " +
+         std::to_string(low[1]) + " and " + std::to_string(high[1]) +
+         " tokens, or other file names): every rank must read the same data";
+}
+
+std::pair<int64_t, int64_t> Batches::dataPosition(int64_t steps) const {
+  if (synthetic)
+    return {-1, -1};
+  const ProgramDesc &p = ctx->program;
+  return {tokens.numTokens(),
+          tokens.rowStart(steps * p.microBatches, 0, p.globalBatch, p.seqLen)};
+}
+
+void Batches::resumeAt(int64_t steps, int64_t checkpointTokens,
+                       int64_t nextToken) {
+  // Checkpoints older than the data position, and a classifier's: the rows
+  // follow from the step alone, as they always did.
+  if (synthetic || nextToken < 0)
+    return;
+  const ProgramDesc &p = ctx->program;
+  tokens.setOrigin({steps * p.microBatches * p.globalBatch, nextToken});
+  if (ctx->rank == 0 && checkpointTokens != tokens.numTokens())
+    std::printf("note: the training data holds %lld tokens, the checkpoint's "
+                "held %lld: training continues at token %lld of the new "
+                "stream\n",
+                (long long)tokens.numTokens(), (long long)checkpointTokens,
+                (long long)tokens.rowStart(steps * p.microBatches, 0,
+                                           p.globalBatch, p.seqLen));
 }
 
 void Batches::fillClassify(int64_t step, const std::vector<void *> &buffers) {

@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zrt {
@@ -25,9 +26,28 @@ class Batches {
 public:
   Batches(zrt_context *ctx, uint64_t seed);
 
-  /// Opens and checks the token file of an LM program (this rank's share of
-  /// the ids); "" or the error. Not collective: the caller agrees.
-  std::string openTokens(const std::string &path);
+  /// Opens and checks the token files of an LM program (`spec`: a file, a
+  /// directory or a glob, given as `flag`; this rank's share of the ids);
+  /// "" or the error. Not collective: the caller agrees.
+  std::string openTokens(const std::string &flag, const std::string &spec);
+
+  /// Collective, after every rank opened its tokens: "" or, on every rank,
+  /// the same error if the ranks see different token files.
+  std::string agreeOnTokens();
+
+  /// The token stream, or null for a classifier.
+  const TokenStream *tokenStream() const {
+    return synthetic ? nullptr : &tokens;
+  }
+
+  /// Where the data stands after `steps` optimizer steps: the stream's
+  /// length and the token the next step's first row starts at (a
+  /// checkpoint records both). {-1, -1} for a classifier.
+  std::pair<int64_t, int64_t> dataPosition(int64_t steps) const;
+
+  /// A resumed run continues the stream at the token where the checkpoint
+  /// of `steps` steps stopped (a note says so if the stream changed since).
+  void resumeAt(int64_t steps, int64_t checkpointTokens, int64_t nextToken);
 
   /// Fills every data and scalar argument for `step` (0-based).
   /// Fills the scalars of `step` and the data of its micro-batch `micro`
@@ -48,7 +68,7 @@ private:
 
   zrt_context *ctx;
   std::unique_ptr<SyntheticData> synthetic;
-  TokenFile tokens;
+  TokenStream tokens;
 };
 
 } // namespace zrt

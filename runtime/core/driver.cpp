@@ -16,6 +16,7 @@
 #include "core/check.h"
 #include "core/calibrate.h"
 #include "core/checkpoint.h"
+#include "core/checkpoint_dir.h"
 #include "core/context.h"
 #include "core/device.h"
 #include "core/exact.h"
@@ -36,6 +37,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -108,10 +110,11 @@ static double wallSeconds() {
       .count();
 }
 
-/// The training state: from --resume (which sets the step to start from
-/// and the seed), else parameters from --init-from or from the seed.
-static int64_t initialise(zrt_context *ctx, Options &options,
-                          const std::vector<void *> &buffers) {
+/// The training state: from --resume (which sets the step to start from,
+/// the seed and the data position), else parameters from --init-from or
+/// from the seed (step 0).
+static TrainPosition initialise(zrt_context *ctx, Options &options,
+                                const std::vector<void *> &buffers) {
   if (!options.resume.empty()) {
     std::string path = options.resume == "latest" ? options.checkpointDir
                                                   : options.resume;
@@ -127,11 +130,11 @@ static int64_t initialise(zrt_context *ctx, Options &options,
       std::printf("resumed from '%s': step %lld done, seed %llu\n",
                   resolved.c_str(), (long long)position.step,
                   (unsigned long long)position.seed);
-    return position.step;
+    return position;
   }
   if (options.initFrom.empty()) {
     initParams(ctx, buffers, options.seed);
-    return 0;
+    return {};
   }
   std::string unused;
   std::string error = loadParams(ctx, buffers, options.initFrom, unused);
@@ -139,18 +142,22 @@ static int64_t initialise(zrt_context *ctx, Options &options,
     leaveAll(ctx, error, ExitFailed);
   if (ctx->rank == 0 && !unused.empty())
     std::fprintf(stderr, "warning: %s\n", unused.c_str());
-  return 0;
+  return {};
 }
 
 /// Writes the checkpoint of `step` completed steps, or stops every rank.
 static void checkpoint(zrt_context *ctx, const Options &options,
+                       const Batches &batches,
                        const std::vector<void *> &buffers, int64_t step) {
   // The last step's host tasks (--offload=optimizer) write the state saved.
   quiesceHostTasks(ctx);
   double start = wallSeconds();
   int64_t bytes = 0;
+  TrainPosition position{step, options.seed};
+  std::tie(position.dataTokens, position.dataNextToken) =
+      batches.dataPosition(step);
   std::string error = saveTrainState(ctx, buffers, options.checkpointDir,
-                                     {step, options.seed}, options.keep, bytes);
+                                     position, options.keep, bytes);
   if (!error.empty())
     leaveAll(ctx, error, ExitFailed);
   double seconds = wallSeconds() - start;
@@ -370,7 +377,11 @@ static StepResult runStep(zrt_context *ctx, int64_t step,
   ctx->gradientWatch.params.clear();
   ctx->gradientWatch.firstNonFinite = -1;
   for (int64_t micro = 0; micro < ctx->program.microBatches; ++micro) {
-    batches.fill(step, micro, buffers, options);
+    {
+      // On the trace, so that the data's share of a step can be read off.
+      TraceScope data(ctx, "data", "data");
+      batches.fill(step, micro, buffers, options);
+    }
     loss.add(runLossFunction(ctx, program.step, buffers, seconds));
   }
   if (program.apply) {
@@ -413,7 +424,9 @@ public:
              "(zero_program_eval); recompile it with this zero-opt";
     if (options.valData.empty())
       return "";
-    return agreeOnError(ctx, batches.openTokens(options.valData));
+    std::string error =
+        agreeOnError(ctx, batches.openTokens("--val-data", options.valData));
+    return error.empty() ? batches.agreeOnTokens() : error;
   }
 
   void run(int64_t step, std::vector<void *> &buffers, FILE *json) {
@@ -467,7 +480,8 @@ static std::string measureProgramSteps(zrt_context *ctx, Options &options,
   initialise(ctx, options, buffers);
   Batches batches(ctx, options.seed);
   if (!options.data.empty()) {
-    std::string error = agreeOnError(ctx, batches.openTokens(options.data));
+    std::string error =
+        agreeOnError(ctx, batches.openTokens("--data", options.data));
     if (!error.empty())
       return error;
   }
@@ -543,7 +557,14 @@ static void train(zrt_context *ctx, const Options &options,
     StepResult result =
         runStep(ctx, step, program, batches, buffers, options, seconds);
     if (ctx->rank == 0) {
-      std::printf("step %lld loss %.9g\n", (long long)step + 1, result.loss);
+      // With --log-every a long run prints its progress lines, and only
+      // those steps' loss lines (or all with --log-every-step).
+      bool logged = options.logEvery == 0 || options.logEveryStep ||
+                    (step + 1) % options.logEvery == 0 ||
+                    step + 1 == options.steps;
+      if (logged)
+        std::printf("step %lld loss %.9g\n", (long long)step + 1,
+                    result.loss);
       progress.report(ctx, options, step, result, seconds - before);
       std::fflush(stdout);
     }
@@ -581,7 +602,7 @@ static void train(zrt_context *ctx, const Options &options,
     bool due = options.checkpointEvery > 0 &&
                (step + 1) % options.checkpointEvery == 0;
     if (!options.checkpointDir.empty() && due) {
-      checkpoint(ctx, options, buffers, step + 1);
+      checkpoint(ctx, options, batches, buffers, step + 1);
       checkpointed = step + 1;
     }
     if (int signal = agreedStopSignal(ctx)) {
@@ -595,7 +616,7 @@ static void train(zrt_context *ctx, const Options &options,
                      "; nothing saved (no --checkpoint-dir)",
                  ExitFailed);
       if (checkpointed != step + 1)
-        checkpoint(ctx, options, buffers, step + 1);
+        checkpoint(ctx, options, batches, buffers, step + 1);
       if (ctx->rank == 0)
         std::printf("stopped by %s after step %lld; continue with --resume\n",
                     name, (long long)step + 1);
@@ -607,7 +628,7 @@ static void train(zrt_context *ctx, const Options &options,
   // --save, --export-hf and the checkpoint read what the host tasks write.
   quiesceHostTasks(ctx);
   if (!options.checkpointDir.empty() && checkpointed < options.steps)
-    checkpoint(ctx, options, buffers, options.steps);
+    checkpoint(ctx, options, batches, buffers, options.steps);
   if (!options.save.empty()) {
     std::string error = saveParams(ctx, buffers, options.save);
     if (!error.empty())
@@ -741,19 +762,28 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
                 "grad-accum)); runs with the same chunk size give bitwise "
                 "identical results\n",
                 (long long)ctx->program.chunkRows);
+  // Before the resume reads it: this job's from here on.
+  if (!options.checkpointDir.empty() && !options.dumpBatch) {
+    error = claimCheckpointDir(ctx, options.checkpointDir);
+    if (!error.empty())
+      leaveAll(ctx, error, ExitFailed);
+  }
   std::vector<void *> buffers = allocateArgs(ctx);
-  int64_t firstStep = initialise(ctx, options, buffers);
+  TrainPosition start = initialise(ctx, options, buffers);
   // After initialise: a resumed run takes the checkpoint's seed.
   Batches batches(ctx, options.seed);
   if (!options.data.empty()) {
-    error = agreeOnError(ctx, batches.openTokens(options.data));
+    error = agreeOnError(ctx, batches.openTokens("--data", options.data));
+    if (error.empty())
+      error = batches.agreeOnTokens();
     if (!error.empty())
       leaveAll(ctx, error, ExitFailed);
+    batches.resumeAt(start.step, start.dataTokens, start.dataNextToken);
   }
   if (options.dumpBatch)
     batches.dump(options.steps, buffers, options);
   else
     train(ctx, options, {stepFn, applyFn, evalFn}, batches, buffers,
-          firstStep);
+          start.step);
   leaveAll(ctx, "", ExitOk);
 }

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,6 +28,36 @@ std::string makeDirectories(const std::string &path) {
     if (slash == std::string::npos)
       return "";
   }
+}
+
+void removeTree(const std::string &dir) {
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *entry = readdir(d)) {
+      std::string name = entry->d_name;
+      if (name != "." && name != "..")
+        unlink((dir + "/" + name).c_str());
+    }
+    closedir(d);
+  }
+  rmdir(dir.c_str());
+}
+
+int64_t treeBytes(const std::string &path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0)
+    return 0;
+  if (!S_ISDIR(st.st_mode))
+    return st.st_size;
+  int64_t bytes = 0;
+  if (DIR *d = opendir(path.c_str())) {
+    while (dirent *entry = readdir(d)) {
+      std::string name = entry->d_name;
+      if (name != "." && name != "..")
+        bytes += treeBytes(path + "/" + name);
+    }
+    closedir(d);
+  }
+  return bytes;
 }
 
 void syncDirectory(const std::string &dir) {

@@ -10,6 +10,7 @@
 #ifndef ZRT_CORE_FILES_H
 #define ZRT_CORE_FILES_H
 
+#include <cstdint>
 #include <string>
 
 namespace zrt {
@@ -22,6 +23,13 @@ bool pathExists(const std::string &path);
 
 /// Makes `path` and its parents; "" or the error.
 std::string makeDirectories(const std::string &path);
+
+/// Removes a directory and the files in it (a checkpoint's: it has no
+/// subdirectories), best effort.
+void removeTree(const std::string &dir);
+
+/// The bytes of the files under `path` (a file's own size).
+int64_t treeBytes(const std::string &path);
 
 /// fsync of a directory, so that a rename in it is durable; best effort on
 /// filesystems that cannot sync directories.

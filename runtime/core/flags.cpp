@@ -41,9 +41,11 @@ std::string usage(const char *program) {
          "  --clip-grad-norm=F   clip the global gradient norm to F (default 0:"
          "\n"
          "                       off)\n"
-         "  --data=FILE          token file (llm.c format) of a language "
-         "model;\n"
-         "                       required to train one\n"
+         "  --data=PATH          token files (llm.c's uint16 or uint32\n"
+         "                       format) of a language model, required to\n"
+         "                       train one: a file, a directory of *.bin\n"
+         "                       or a glob ('corpus_train_*.bin'), read in\n"
+         "                       name order as one stream\n"
          "  --init-from=PATH     load parameters from a .safetensors file, a\n"
          "                       model.safetensors.index.json (sharded), or\n"
          "                       a directory holding either (F32/BF16/F16)\n"
@@ -69,7 +71,10 @@ std::string usage(const char *program) {
          "  --min-lr=F           the rate the decay ends at (default 0)\n"
          "  --log-every=N        a progress line (loss, gradient norm,\n"
          "                       learning rate, ms/step, tokens/s, peak\n"
-         "                       memory) every N steps\n"
+         "                       memory) every N steps, after that step's\n"
+         "                       'step k loss x' line (without it: every\n"
+         "                       step's line, no progress lines)\n"
+         "  --log-every-step     with --log-every: every step's line too\n"
          "  --log-json=FILE      the same per step, one JSON object a line\n"
          "  --eval-every=K       every K steps and after the last, a\n"
          "                       validation loss: forward only, no update,\n"
@@ -78,7 +83,8 @@ std::string usage(const char *program) {
          "                       ones each time: the first M of --val-data\n"
          "                       (language models), or synthetic data of\n"
          "                       another seed (classifiers)\n"
-         "  --val-data=FILE      token file of the validation text\n"
+         "  --val-data=PATH      token files of the validation text (as\n"
+         "                       --data)\n"
          "  SIGINT/SIGTERM       every rank finishes its step, writes a\n"
          "                       checkpoint (with --checkpoint-dir) and exits\n"
          "  --trace=FILE         write a Chrome/Perfetto trace of every "
@@ -293,6 +299,7 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
     std::string flag = arg.substr(0, eq);
     bool hasValue = eq != std::string::npos;
     if (flag == "--help" || flag == "-h" || flag == "--quiet-memory" ||
+        flag == "--log-every-step" ||
         flag == "--dump-batch" || flag == "--check-collectives" ||
         flag == "--check-finite" || flag == "--check-schedule") {
       if (hasValue) {
@@ -304,6 +311,7 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
        : flag == "--check-collectives" ? options.checkCollectives
        : flag == "--check-finite"       ? options.checkFinite
        : flag == "--check-schedule"     ? options.checkSchedule
+       : flag == "--log-every-step"     ? options.logEveryStep
                                         : options.help) = true;
       continue;
     }

@@ -40,9 +40,11 @@ struct Options {
   Schedule lrSchedule = Schedule::Constant;
   int64_t warmupSteps = 0;
   float minLr = 0.0f;
-  /// --log-every: a progress line every N steps (0: none); --log-json:
-  /// the same fields per step, one JSON object a line.
+  /// --log-every: a progress line every N steps (0: none), and only those
+  /// steps' 'step k loss x' lines unless --log-every-step; --log-json: the
+  /// same fields per step, one JSON object a line.
   int64_t logEvery = 0;
+  bool logEveryStep = false;
   std::string logJson;
   /// --eval-every: a validation loss every K steps and after the last (0:
   /// none), the mean over --eval-steps batches of --val-data (a token

@@ -90,18 +90,15 @@ std::string modelHash(const zrt_context *ctx) {
   return hex;
 }
 
-/// Removes a checkpoint directory and the files in it (it has no
-/// subdirectories).
-void removeTree(const std::string &dir) {
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *entry = readdir(d)) {
-      std::string name = entry->d_name;
-      if (name != "." && name != "..")
-        unlink((dir + "/" + name).c_str());
-    }
-    closedir(d);
-  }
-  rmdir(dir.c_str());
+/// Tests of a crash during a write: ZRT_TEST_KILL_IN_CHECKPOINT=R:S makes
+/// rank R kill itself (SIGKILL) once its file of step S's checkpoint is
+/// written, while the checkpoint is still partial.
+void killedInCheckpoint(int rank, int64_t step) {
+  const char *knob = std::getenv("ZRT_TEST_KILL_IN_CHECKPOINT");
+  long long killRank = -1, killStep = -1;
+  if (knob && std::sscanf(knob, "%lld:%lld", &killRank, &killStep) == 2 &&
+      killRank == rank && killStep == step)
+    raise(SIGKILL);
 }
 
 /// Tests of a full disk: ZRT_TEST_DISK_BYTES=N makes every checkpoint file
@@ -259,6 +256,12 @@ std::string indexText(const zrt_context *ctx, const TrainPosition &position,
                      ",\n  \"shard_group_size\": " + str(shardCount(ctx)) +
                      ",\n  \"step\": " + str(position.step) +
                      ",\n  \"seed\": " + str((int64_t)position.seed) +
+                     (position.dataNextToken < 0
+                          ? std::string()
+                          : ",\n  \"data\": {\"tokens\": " +
+                                str(position.dataTokens) +
+                                ", \"next_token\": " +
+                                str(position.dataNextToken) + "}") +
                      ",\n  \"tensors\": {\n";
   bool first = true;
   for (const ArgDesc &arg : ctx->args) {
@@ -354,6 +357,7 @@ std::string saveTrainState(zrt_context *ctx, const std::vector<void *> &buffers,
   if (error.empty()) {
     int64_t mine = 0;
     entry = writeRankFile(ctx, buffers, temporary, mine, error);
+    killedInCheckpoint(ctx->rank, position.step);
     error = agreeOnError(ctx, error);
     bytes = mine;
     if (ctx->comm != MPI_COMM_NULL)

@@ -3,8 +3,8 @@
 // --checkpoint-dir / --checkpoint-every / --keep write, and --resume reads,
 // everything a run needs to continue exactly: every parameter, float32
 // master, Adam moment and gradient accumulator, with the step (which fixes
-// the data position and the learning rate: batches and scalars are
-// functions of the step and the seed) and the seed.
+// the learning rate), the seed, and a language model's data position (the
+// token the next step starts at, and the stream's length).
 //
 // Layout of one checkpoint, DIR/step-NNNNNNNN/:
 //   rank-RRRRR.safetensors  what rank R holds: its shard of every sharded
@@ -19,7 +19,10 @@
 //   index.json              the model (a hash of the parameter list), stage,
 //                           world size, shard group size (G; absent in
 //                           checkpoints older than hybrid sharding: W),
-//                           step, seed, every tensor's whole shape, dtype
+//                           step, seed, the data position ("data":
+//                           {"tokens", "next_token"}; a language model's,
+//                           absent in older checkpoints), every tensor's
+//                           whole shape, dtype
 //                           and layout, and the SHA-256 and size of every
 //                           file and every tensor
 // DIR/latest names the newest complete checkpoint.
@@ -52,6 +55,11 @@ namespace zrt {
 struct TrainPosition {
   int64_t step = 0; // optimizer steps completed
   uint64_t seed = 0;
+  /// A language model's data: the tokens of its training stream, and the
+  /// token the next step starts at (-1: a classifier, or a checkpoint
+  /// written before they were recorded).
+  int64_t dataTokens = -1;
+  int64_t dataNextToken = -1;
 };
 
 /// Collective. Writes the training state after `position.step` steps into

@@ -54,6 +54,17 @@ std::string parseTrainStateIndex(const std::string &text,
   index.model = model->text;
   index.position.step = step;
   index.position.seed = (uint64_t)seed;
+  // Absent from a classifier's checkpoints and from those written before
+  // the data position was recorded.
+  if (const JsonValue *data = root.find("data")) {
+    const JsonValue *tokens = data->find("tokens");
+    const JsonValue *next = data->find("next_token");
+    if (!tokens || !tokens->asCount(index.position.dataTokens) || !next ||
+        !next->asCount(index.position.dataNextToken) ||
+        index.position.dataNextToken >= index.position.dataTokens)
+      return bad("malformed data position (\"data\": {\"tokens\": N, "
+                 "\"next_token\": K}, K < N)");
+  }
   for (const auto &[key, value] : tensors->members) {
     IndexTensor tensor;
     const JsonValue *dtype = value.find("dtype");

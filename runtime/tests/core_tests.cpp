@@ -415,6 +415,7 @@ int main() {
   checkShardGroupSlices(check);
   checkBf16(check);
   checkTokenFiles(check);
+  checkTokenStreams(check);
   checkJson(check);
   checkSha256(check);
   checkSafeTensors(check);

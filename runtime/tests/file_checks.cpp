@@ -8,6 +8,7 @@
 #include "core/safetensors.h"
 #include "core/tokens.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -33,10 +34,10 @@ static void putInt32(std::string &out, int32_t value) {
 /// token `badAt` (if any) is 50.
 static std::string writeTokens(int64_t count, int64_t badAt = -1) {
   std::string bytes;
-  putInt32(bytes, TokenFile::kMagic);
-  putInt32(bytes, TokenFile::kVersion);
+  putInt32(bytes, TokenStream::kMagic16);
+  putInt32(bytes, TokenStream::kVersion16);
   putInt32(bytes, (int32_t)count);
-  bytes.resize(TokenFile::kHeaderBytes, '\0');
+  bytes.resize(TokenStream::kHeaderBytes, '\0');
   for (int64_t i = 0; i < count; ++i) {
     int id = i == badAt ? 50 : (int)((7 * i + 3) % 50);
     bytes += (char)(id & 0xff);
@@ -57,8 +58,8 @@ void checkTokenFiles(Checker &check) {
   std::string error;
   for (int w = 1; w <= 3; ++w)
     for (int rank = 0; rank < w; ++rank) {
-      TokenFile file;
-      error += file.open(path, 50, seq, rank, w);
+      TokenStream file;
+      error += file.open("--data", path, 50, seq, rank, w);
       int64_t rows = batch / w;
       for (int64_t step = 0; step < 3; ++step) {
         std::vector<int32_t> t(rows * seq), g(rows * seq), p(rows * seq);
@@ -89,8 +90,8 @@ void checkTokenFiles(Checker &check) {
   check.expectTrue("tokens: world sizes 1, 2, 3 fill the same global rows",
                    same);
   // Step 2 (0-based 1), row 1 starts at ((1*6 + 1) * 4) mod (100 - 5) = 28.
-  TokenFile file;
-  file.open(path, 50, seq, 0, 1);
+  TokenStream file;
+  file.open("--data", path, 50, seq, 0, 1);
   bool formula = file.rowStart(1, 1, batch, seq) == 28 &&
                  file.rowStart(20, 5, batch, seq) == (125 * 4) % 95;
   bool rows = true;
@@ -108,9 +109,9 @@ void checkTokenFiles(Checker &check) {
   path = writeTokens(count, 77);
   std::string rank0, rank1;
   {
-    TokenFile a, b;
-    rank0 = a.open(path, 50, seq, 0, 2); // tokens 0..49
-    rank1 = b.open(path, 50, seq, 1, 2); // tokens 50..99
+    TokenStream a, b;
+    rank0 = a.open("--data", path, 50, seq, 0, 2); // tokens 0..49
+    rank1 = b.open("--data", path, 50, seq, 1, 2); // tokens 50..99
   }
   check.expectTrue("tokens: a bad id is found by the rank that reads it",
                    rank0.empty() &&
@@ -119,6 +120,191 @@ void checkTokenFiles(Checker &check) {
                                     "not below the vocabulary size 50",
                    rank0 + " | " + rank1);
   unlink(path.c_str());
+}
+
+/// A token file at `path` holding `ids`, as uint16 (magic 20240520,
+/// version 1) or uint32 (20240801, 7), with the header's count and version
+/// overridable to make bad files.
+static void writeIds(const std::string &path, const std::vector<uint32_t> &ids,
+                     int idBytes, int64_t headerCount = -1,
+                     int32_t version = -1) {
+  std::string bytes;
+  putInt32(bytes, idBytes == 2 ? TokenStream::kMagic16 : TokenStream::kMagic32);
+  putInt32(bytes, version >= 0 ? version
+                  : idBytes == 2 ? TokenStream::kVersion16
+                                 : TokenStream::kVersion32);
+  putInt32(bytes, (int32_t)(headerCount >= 0 ? headerCount : ids.size()));
+  bytes.resize(TokenStream::kHeaderBytes, '\0');
+  for (uint32_t id : ids)
+    for (int i = 0; i < idBytes; ++i)
+      bytes += (char)(id >> (8 * i) & 0xff);
+  FILE *file = std::fopen(path.c_str(), "wb");
+  std::fwrite(bytes.data(), 1, bytes.size(), file);
+  std::fclose(file);
+}
+
+static void writeText(const std::string &path, const std::string &text) {
+  FILE *file = std::fopen(path.c_str(), "wb");
+  std::fwrite(text.data(), 1, text.size(), file);
+  std::fclose(file);
+}
+
+/// Every row of `steps` batches of `batch` rows as one rank fills them.
+static std::vector<int32_t> allRows(const TokenStream &stream, int64_t steps,
+                                    int64_t batch, int64_t seq) {
+  std::vector<int32_t> out;
+  for (int64_t step = 0; step < steps; ++step) {
+    std::vector<int32_t> t(batch * seq), g(batch * seq);
+    stream.fill(step, 0, batch, batch, seq, t.data(), g.data(), nullptr);
+    out.insert(out.end(), t.begin(), t.end());
+    out.insert(out.end(), g.begin(), g.end());
+  }
+  return out;
+}
+
+void checkTokenStreams(Checker &check) {
+  std::string dir = tempPath("zrt-token-stream");
+  mkdir(dir.c_str(), 0755);
+  const int64_t vocab = 70000, seq = 5, batch = 3, count = 100;
+  // Ids above 65,535, which only the uint32 form can hold.
+  std::vector<uint32_t> ids(count);
+  for (int64_t i = 0; i < count; ++i)
+    ids[i] = (uint32_t)((i * 7919 + 65000) % vocab);
+  std::string whole = dir + "/whole.bin";
+  writeIds(whole, ids, 4);
+  TokenStream one;
+  std::string error = one.open("--data", whole, vocab, seq, 0, 1);
+  std::vector<int32_t> t(seq);
+  one.fill(0, 1, 1, batch, seq, t.data(), nullptr, nullptr);
+  bool exact = error.empty() && one.numTokens() == count;
+  for (int64_t j = 0; j < seq; ++j)
+    exact &= t[j] == (int32_t)ids[seq + j];
+  check.expectTrue("tokens: uint32 files (magic 20240801, version 7) hold "
+                   "ids above 65,535",
+                   exact, error);
+
+  // The same stream as shards of 37, 0 and 63 tokens (uint32, uint16 ids
+  // where they fit): rows span the boundaries and equal the whole file's.
+  std::vector<uint32_t> a(ids.begin(), ids.begin() + 37),
+      c(ids.begin() + 37, ids.end());
+  std::string shards = dir + "/shards";
+  mkdir(shards.c_str(), 0755);
+  writeIds(shards + "/corpus_train_000000.bin", a, 4);
+  writeIds(shards + "/corpus_train_000001.bin", {}, 2);
+  writeIds(shards + "/corpus_train_000002.bin", c, 4);
+  TokenStream byDir, byGlob;
+  error = byDir.open("--data", shards, vocab, seq, 0, 1) +
+          byGlob.open("--data", shards + "/corpus_train_*.bin", vocab, seq, 0, 1);
+  check.expectTrue(
+      "tokens: shards of one stream (a directory, a glob) fill the rows of "
+      "the whole file, across the boundaries",
+      error.empty() && byDir.numFiles() == 3 && byGlob.numFiles() == 3 &&
+          allRows(byDir, 30, batch, seq) == allRows(one, 30, batch, seq) &&
+          allRows(byGlob, 30, batch, seq) == allRows(one, 30, batch, seq),
+      error);
+
+  // A resumed stream continues at the recorded token: at the token the
+  // step fixes, the rows are those of the unbroken run.
+  TokenStream resumed;
+  resumed.open("--data", whole, vocab, seq, 0, 1);
+  resumed.setOrigin({7 * batch, one.rowStart(7, 0, batch, seq)});
+  bool continues = true;
+  for (int64_t step = 7; step < 40; ++step)
+    for (int64_t row = 0; row < batch; ++row)
+      continues &= resumed.rowStart(step, row, batch, seq) ==
+                   one.rowStart(step, row, batch, seq);
+  resumed.setOrigin({7 * batch, 11});
+  continues &= resumed.rowStart(7, 0, batch, seq) == 11 &&
+               resumed.rowStart(8, 1, batch, seq) == 11 + 4 * seq;
+  check.expectTrue("tokens: a stream resumed at the recorded token continues "
+                   "the rows of the unbroken run",
+                   continues);
+
+  // Refusals, each naming the file (and the token offset in it).
+  std::vector<std::string> errors;
+  auto refuse = [&](const std::string &path, int64_t v) {
+    TokenStream stream;
+    errors.push_back(stream.open("--data", path, v, seq, 0, 1));
+  };
+  refuse(dir + "/nothing_*.bin", vocab);
+  std::string mixed = dir + "/mixed";
+  mkdir(mixed.c_str(), 0755);
+  writeIds(mixed + "/x_train.bin", ids, 4);
+  writeIds(mixed + "/x_val.bin", ids, 4);
+  refuse(mixed, vocab);
+  writeIds(dir + "/v1.bin", ids, 4, -1, /*version=*/1);
+  refuse(dir + "/v1.bin", vocab);
+  writeIds(dir + "/short.bin", ids, 4, /*headerCount=*/count + 1);
+  refuse(dir + "/short.bin", vocab);
+  refuse(shards, /*vocab=*/65536);
+  size_t firstOver = 0;
+  while (ids[firstOver] < 65536)
+    ++firstOver;
+  std::string expected[] = {
+      "--data='" + dir + "/nothing_*.bin' matches no token file",
+      "--data='" + mixed +
+          "' is a directory holding both _train and _val token files; name "
+          "one split with a glob ('" +
+          mixed + "/*_train*.bin')",
+      "token file '" + dir +
+          "/v1.bin' has version 1 for magic number 20240801; this runtime "
+          "reads version 7",
+      "token file '" + dir + "/short.bin': its header counts 101 tokens but "
+                             "the file holds only 100",
+      "token file '" + shards + "/corpus_train_000000.bin': token id " +
+          std::to_string(ids[firstOver]) + " at token offset " +
+          std::to_string(firstOver) +
+          " is not below the vocabulary size 65536"};
+  bool named = true;
+  std::string seen;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    named &= errors[i] == expected[i];
+    seen += errors[i] + " | ";
+  }
+  check.expectTrue("tokens: an empty glob, a mixed directory, a bad version, "
+                   "a short body, an id over the vocabulary: refused by name",
+                   named, seen);
+
+  // The sidecar of PREFIX_train[_NNNNNN].bin is PREFIX.json; it refuses a
+  // model smaller than its tokenizer, and files it counts otherwise.
+  bool paths = tokenSidecarPath("d/x_train.bin") == "d/x.json" &&
+               tokenSidecarPath("d/x_y_val_000012.bin") == "d/x_y.json" &&
+               tokenSidecarPath("d/_train.bin") == "" &&
+               tokenSidecarPath("d/x.bin") == "" &&
+               tokenSidecarPath("d/x_train.json") == "";
+  writeText(shards + "/corpus.json",
+            R"({"format": "zero-opt-tokens", "version": 1, "dtype": "uint32",
+                "tokenizer": {"kind": "huggingface", "class": "WordLevel",
+                              "vocab_size": 70001},
+                "splits": {"train": {"files": [
+                  {"name": "corpus_train_000000.bin", "tokens": 37},
+                  {"name": "corpus_train_000002.bin", "tokens": 64}]}}})");
+  TokenStream small;
+  std::string tooSmall = small.open("--data", shards, vocab, seq, 0, 1);
+  TokenStream stale;
+  std::string staleCount = stale.open("--data", shards, vocab + 1, seq, 0, 1);
+  check.expectTrue(
+      "tokens: the sidecar PREFIX.json refuses a model smaller than its "
+      "tokenizer, and a file whose count it does not list",
+      paths &&
+          tooSmall == "token file '" + shards +
+                          "/corpus_train_000000.bin' was made with a "
+                          "tokenizer of 70001 ids (huggingface WordLevel) "
+                          "(its sidecar '" +
+                          shards +
+                          "/corpus.json'), more than this model's vocabulary "
+                          "of 70000: compile the model with a vocabulary of "
+                          "at least 70001 (--model-config of the tokenizer's "
+                          "model)" &&
+          staleCount ==
+              "token file '" + shards + "/corpus_train_000002.bin' holds 63 "
+              "tokens but its sidecar '" + shards + "/corpus.json' says 64: "
+              "the files and the sidecar are from different runs of "
+              "prepare_data.py",
+      tooSmall + " | " + staleCount);
+  std::string remove = "rm -rf '" + dir + "'";
+  if (std::system(remove.c_str()) != 0)
+    std::fprintf(stderr, "warning: cannot remove %s\n", dir.c_str());
 }
 
 void checkSha256(Checker &check) {

@@ -8,6 +8,9 @@ namespace zrt {
 
 /// Token file rows equal at world sizes 1-3; targets, positions; bad ids.
 void checkTokenFiles(Checker &check);
+/// uint32 ids, shards read as one stream (a directory, a glob), a resumed
+/// origin, the sidecar, and each refusal's message.
+void checkTokenStreams(Checker &check);
 /// The strict JSON reader: what it accepts and what it refuses.
 void checkJson(Checker &check);
 void checkSha256(Checker &check);

@@ -770,6 +770,14 @@ int main(int argc, char **argv) {
 
   EmitKind kind = report.getNumOccurrences() ? EmitKind::Report
                                              : resolveEmitKind(outputFilename);
+  // Said before compiling, not as the linker's or the writer's failure
+  // after it.
+  if (kind != EmitKind::Report && outputFilename != "-") {
+    StringRef directory = llvm::sys::path::parent_path(outputFilename);
+    if (!directory.empty() && !llvm::sys::fs::is_directory(directory))
+      return fail("-o " + outputFilename + ": the directory '" + directory +
+                  "' does not exist (create it first)");
+  }
   if (kind == EmitKind::MLIR) {
     std::string error;
     auto output = openOutputFile(outputFilename, &error);

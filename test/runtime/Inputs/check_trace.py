@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks a --trace file: the Chrome trace-event JSON object form with one
 process per rank, threads "compute" (kernels, waits, steps) and "comm"
-(collectives), complete events with non-negative ts/dur. Prints one summary
+(collectives), complete events with non-negative ts/dur, the data each
+step fills. Prints one summary
 line per property for FileCheck; exits 1 with a message on the first
 violation."""
 import argparse
@@ -65,6 +66,7 @@ def main():
     print("ts and dur: non-negative numbers")
 
     sequences = []
+    data_share = []
     for pid in range(args.ranks):
         mine = [e for e in complete if e["pid"] == pid]
         by_cat = {}
@@ -86,6 +88,19 @@ def main():
         steps = [e["name"] for e in by_cat.get("step", []) if e["tid"] == 0]
         if steps != [f"step {k}" for k in range(1, args.steps + 1)]:
             fail(f"pid {pid}: steps {steps}")
+        # Filling a micro-batch's data: on compute, inside a step, as many
+        # in every step.
+        step_events = [e for e in by_cat.get("step", []) if e["tid"] == 0]
+        data = by_cat.get("data", [])
+        if not data or any(e["tid"] != 0 or e["name"] != "data" for e in data):
+            fail(f"pid {pid}: data events missing or not 'data' on compute")
+        per_step = [sum(1 for d in data if s["ts"] <= d["ts"] and
+                        d["ts"] + d["dur"] <= s["ts"] + s["dur"] + 0.002)
+                    for s in step_events]
+        if len(set(per_step)) != 1 or sum(per_step) != len(data):
+            fail(f"pid {pid}: data events per step {per_step} of {len(data)}")
+        data_share.append(sum(d["dur"] for d in data) /
+                          max(sum(s["dur"] for s in step_events), 1e-9))
         # Collectives on one thread run one after another.
         ordered = sorted(collectives, key=lambda e: e["ts"])
         for a, b in zip(ordered, ordered[1:]):
@@ -97,6 +112,8 @@ def main():
     print(f"kernels on compute, {len(sequences[0])} collectives per rank on comm, "
           f"the same on every rank")
     print(f"steps: 1 to {args.steps} on compute")
+    print(f"data: each step's micro-batches filled on compute, "
+          f"{100 * max(data_share):.3f}% of the step time at most")
     if args.host_tasks:
         check_host_tasks(events, complete, args.ranks)
 
