@@ -31,11 +31,12 @@ fi
 
 # Reference code for the tests only (PyTorch parity): never a dependency of
 # the compiler or the runtime. PyPI's torch wheel is large; pip's cache keeps
-# it for the next run.
-if ! python3 -c "import torch, transformers, safetensors, numpy" 2>/dev/null; then
-  echo "install-deps: installing torch, transformers, safetensors, numpy from PyPI"
+# it for the next run. tokenizers, tqdm and pyarrow are scripts/prepare_data.py's
+# (Hugging Face tokenizers, its progress bar, .parquet inputs).
+if ! python3 -c "import torch, transformers, safetensors, numpy, tokenizers, tqdm, pyarrow" 2>/dev/null; then
+  echo "install-deps: installing torch, transformers, safetensors, numpy, tokenizers, tqdm, pyarrow from PyPI"
   python3 -m pip install --quiet --disable-pip-version-check \
-    torch transformers safetensors numpy
+    torch transformers safetensors numpy tokenizers tqdm pyarrow
 else
   echo "install-deps: python test packages present"
 fi

@@ -78,8 +78,9 @@ static std::string checkFlagsForTask(const zrt_context *ctx,
   if (options.evalEvery == 0 && !options.valData.empty())
     return "--val-data is read every --eval-every=K steps; give K";
   if (lm && options.data.empty() && (options.steps > 0 || options.dumpBatch))
-    return "this program trains a language model and needs --data=FILE, a "
-           "token file (see runtime/README.md; --steps=0 runs without one)";
+    return "this program trains a language model and needs --data=PATH, its "
+           "token files (a file, a directory or a glob; see runtime/README.md; "
+           "--steps=0 runs without one)";
   return "";
 }
 

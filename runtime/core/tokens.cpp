@@ -153,9 +153,11 @@ static std::string readSidecar(const std::string &path, Sidecar &sidecar) {
     return "token sidecar '" + path +
            "' lacks \"format\": \"zero-opt-tokens\" or "
            "tokenizer.vocab_size";
+  // "huggingface WordLevel", "bytes": for messages.
   for (const char *key : {"kind", "class"})
     if (const JsonValue *v = tokenizer->find(key))
-      if (v->kind == JsonValue::String && !v->text.empty())
+      if (v->kind == JsonValue::String && !v->text.empty() &&
+          v->text != sidecar.tokenizer)
         sidecar.tokenizer += (sidecar.tokenizer.empty() ? "" : " ") + v->text;
   if (const JsonValue *splits = root.find("splits"))
     for (const auto &[name, split] : splits->members)
@@ -265,7 +267,10 @@ std::string TokenStream::open(const std::string &flag, const std::string &spec,
              "prepare_data.py";
   }
   if (count < seqLen + 2)
-    return flag + "='" + spec + "' holds " + str(count) +
+    return (shards.size() == 1 ? "token file '" + shards[0].path + "'"
+                               : flag + "='" + spec + "' (" +
+                                     str(shards.size()) + " files)") +
+           " holds " + str(count) +
            " tokens, too few for one sequence of " + str(seqLen) +
            " tokens and its targets (at least " + str(seqLen + 2) + ")";
   return checkIds(vocab, rank, worldSize);
