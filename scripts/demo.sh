@@ -24,4 +24,4 @@ mpirun --oversubscribe --bind-to none -np 2 build/demo/gpt2-tiny \
   --val-data=build/demo/shakespeare_val.bin --eval-every=100 --eval-steps=6 \
   --checkpoint-dir=build/demo/checkpoints --checkpoint-every=250 --keep=2 \
   --save=build/demo/gpt2-tiny.safetensors --export-hf=build/demo/gpt2-tiny-hf
-python3 scripts/sample.py build/demo/gpt2-tiny-hf --prompt=$'MENENIUS:\n' --max-new-tokens=200
+python3 scripts/sample.py build/demo/gpt2-tiny-hf --prompt='MENENIUS:' --max-new-tokens=200 --temperature=0.8 --seed=1

@@ -166,7 +166,12 @@ def main():
         if args.temperature > 0 else {"do_sample": False}
     continuation = generate(model, ids, args.max_new_tokens, context_length(config),
                             pad, sampling)
-    sys.stdout.write(args.prompt + codec.decode(continuation) + "\n")
+    # Decoded with the prompt, so that the tokenizer joins the two as it
+    # joins any two tokens (a word-level one puts a space between them);
+    # the prompt itself is printed as given.
+    whole, head = codec.decode(ids + continuation), codec.decode(ids)
+    text = args.prompt + whole[len(head):] if whole.startswith(head) else whole
+    sys.stdout.write(text + "\n")
 
 
 if __name__ == "__main__":
