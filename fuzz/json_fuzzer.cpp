@@ -1,12 +1,12 @@
 //===- json_fuzzer.cpp - libzrt's strict JSON reader on any bytes ---------===//
 //
 // The reader of safetensors headers and checkpoint indexes
-// (runtime/core/json.cpp): any input gives a value or an error message,
+// (runtime/driver/json.cpp): any input gives a value or an error message,
 // never a crash, a hang or a read out of bounds; what it accepts it writes
 // back as a string it accepts again.
 //
 //===----------------------------------------------------------------------===//
-#include "core/json.h"
+#include "driver/json.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -1,11 +1,11 @@
 //===- safetensors_fuzzer.cpp - the safetensors header reader ------------===//
 //
-// readSafeTensorsHeader (runtime/core/safetensors.cpp) on any file: a
+// readSafeTensorsHeader (runtime/driver/safetensors.cpp) on any file: a
 // header or a message naming the problem, never a crash or a read out of
 // bounds; what it accepts has every tensor inside the file.
 //
 //===----------------------------------------------------------------------===//
-#include "core/safetensors.h"
+#include "driver/safetensors.h"
 #include "file_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

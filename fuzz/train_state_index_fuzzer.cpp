@@ -1,11 +1,11 @@
 //===- train_state_index_fuzzer.cpp - the training-state index reader -----===//
 //
-// parseTrainStateIndex (runtime/core/train_state_index.cpp) on any text:
+// parseTrainStateIndex (runtime/driver/train_state_index.cpp) on any text:
 // never a crash or a hang; an index it accepts states a world size of at
 // least 1 with a file entry for every rank.
 //
 //===----------------------------------------------------------------------===//
-#include "core/train_state_index.h"
+#include "driver/train_state_index.h"
 
 #include <cstdlib>
 

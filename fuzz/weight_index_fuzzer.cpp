@@ -1,13 +1,13 @@
 //===- weight_index_fuzzer.cpp - the sharded checkpoint index reader ------===//
 //
-// openWeightFiles (runtime/core/weight_files.cpp) on any
+// openWeightFiles (runtime/driver/weight_files.cpp) on any
 // model.safetensors.index.json, next to one valid shard
 // (model-00001-of-00001.safetensors, tensors "h.0.w" and "h.0.b"): the
 // index's weight map is checked against the shards it names, never a crash;
 // every tensor it then finds lies in a file it read.
 //
 //===----------------------------------------------------------------------===//
-#include "core/weight_files.h"
+#include "driver/weight_files.h"
 #include "file_input.h"
 
 #include <sys/stat.h>

@@ -4,7 +4,7 @@
 // parameter costs a synchronisation per parameter, so it happens only under
 // --check-finite, a debugging flag. The driver clears the record before each
 // step and, when the step's gradient norm is not finite, agrees with the
-// other ranks on the first parameter (core/driver.cpp).
+// other ranks on the first parameter (driver/driver.cpp).
 //
 //===----------------------------------------------------------------------===//
 

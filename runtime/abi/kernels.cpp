@@ -13,7 +13,7 @@
 // The runtime looks at the result of one kernel: zrt_clip_coefficient's
 // input is the step's all-reduced squared gradient norm, which it copies
 // (on the backend, asynchronously) into the step scalars for the driver's
-// non-finite check and progress line (core/driver.cpp).
+// non-finite check and progress line (driver/driver.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -45,7 +45,7 @@ const char *threadLevelName(int level) {
 }
 
 // SERIALIZED, not MULTIPLE: the main thread and the communication thread
-// both call MPI, but never at once (see cpu/comm_queue.h). MULTIPLE would
+// both call MPI, but never at once (see core/comm_queue.h). MULTIPLE would
 // make Open MPI lock around every call for nothing, and on this machine it
 // made one run in six of a small model's 2000 steps take 25 s instead of
 // 1 s; the watchdog asks the other ranks over TCP instead (watchdog.cpp).

@@ -2,11 +2,11 @@
 
 #include "core/context.h"
 #include "core/check.h"
+#include "core/comm_queue.h"
+#include "core/device.h"
 #include "core/host_tasks.h"
 #include "core/schedule_check.h"
 #include "core/trace.h"
-#include "cpu/backend.h"
-#include "cpu/comm_queue.h"
 
 #include <cmath>
 #include <cstdio>
@@ -74,7 +74,7 @@ zrt_context *createContext(MPI_Comm comm) {
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/true, ctx);
   ctx->commQueue->setTimeout(collectiveTimeoutSeconds());
   ctx->hostTasks = std::make_unique<HostTasks>(hostTasksThreaded());
-  cpu::attach(ctx);
+  attachHostBackend(ctx);
   return ctx;
 }
 
@@ -110,7 +110,7 @@ zrt_context *createLocalContext(int rank, int worldSize) {
   flatGroups(ctx);
   ctx->commQueue = std::make_unique<CommQueue>(/*threaded=*/false, ctx);
   ctx->hostTasks = std::make_unique<HostTasks>(/*threaded=*/false);
-  cpu::attach(ctx);
+  attachHostBackend(ctx);
   return ctx;
 }
 

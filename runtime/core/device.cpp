@@ -13,7 +13,6 @@
 #include "core/check.h"
 #include "core/context.h"
 #include "core/convert.h"
-#include "cpu/kernels.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -91,8 +90,23 @@ std::string selectDevice(zrt_context *ctx, const std::string &name,
          "NCCL are installed)";
 }
 
+/// The host backend's kernels, once a context was put on it: a context
+/// with other kernels is on a device.
+static const DeviceKernels *hostKernelTable = nullptr;
+
+void attachHostBackend(zrt_context *ctx) {
+  for (const Backend &backend : registry())
+    if (backend.attachHost) {
+      backend.attachHost(ctx);
+      hostKernelTable = ctx->kernels;
+      return;
+    }
+  fatal("this libzrt registered no host backend (the CPU backend, "
+        "cpu/backend.cpp, is missing from the library)");
+}
+
 void checkAttachable(const zrt_context *ctx, const char *who) {
-  if (ctx->kernels != &cpu::cpuKernels())
+  if (ctx->kernels != hostKernelTable)
     fatal("%s: the context is already on a device", who);
   if (!ctx->allocations.empty())
     fatal("%s: the context already holds %zu host buffers", who,

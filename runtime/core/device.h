@@ -202,6 +202,10 @@ struct Backend {
   /// failing rank's message); otherwise (--device=auto) leaves ctx and
   /// `banner` as they are and returns "".
   std::string (*select)(zrt_context *ctx, bool required, std::string &banner);
+  /// The host backend only (the CPU's), where every context starts: gives
+  /// `ctx`, a context being created whose communication queue exists, the
+  /// backend's kernels and runtime. Null for a device backend.
+  void (*attachHost)(zrt_context *ctx) = nullptr;
 };
 
 /// Adds `backend` (a static object's constructor in the backend's own
@@ -234,6 +238,11 @@ bool isDeviceName(const std::string &name);
 /// or returns the error every rank agreed on.
 std::string selectDevice(zrt_context *ctx, const std::string &name,
                          std::string &banner);
+
+/// Puts `ctx`, a context being created, on the host backend (the one
+/// registered with an attachHost: the CPU's). The core reaches it through
+/// the registry, never by a backend's header.
+void attachHostBackend(zrt_context *ctx);
 
 /// Stops the job unless `who` ("zrt::cuda::attach") may put `ctx` on a
 /// device: the context must still be on the CPU, where every context

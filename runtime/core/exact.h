@@ -3,7 +3,7 @@
 // The scalar arithmetic of zrt.h's ZRT_EXACT, once for every user: the CPU
 // kernels (cpu/exact.cpp), the MPI sum of the CPU transport
 // (cpu/mpi_transport.cpp), the driver's sum of the micro-batches' losses
-// (core/driver.cpp) and the CUDA kernels (cuda/exact_kernels.cuh, device
+// (driver/driver.cpp) and the CUDA kernels (cuda/exact_kernels.cuh, device
 // code, and its host emulation). Plain C++ with no CUDA header: under nvcc
 // the functions are __host__ __device__, so they are written with what both
 // sides have (no __builtin_add_overflow, no __int128 <-> floating

@@ -10,7 +10,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cpu/backend.h"
 #include "core/context.h"
 #include "core/device.h"
 #include "cpu/kernels.h"
@@ -59,13 +58,15 @@ std::string select(zrt_context *, bool, std::string &banner) {
   return "";
 }
 
-const BackendRegistration registration({"cpu", select});
-
-} // namespace
-
+/// Every context starts on the CPU (core/context.cpp, through the
+/// registry's attachHost).
 void attach(zrt_context *ctx) {
   ctx->kernels = &cpuKernels();
   ctx->runtime = std::make_unique<CpuRuntime>(ctx);
 }
+
+const BackendRegistration registration({"cpu", select, attach});
+
+} // namespace
 
 } // namespace zrt::cpu

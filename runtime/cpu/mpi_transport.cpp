@@ -30,10 +30,10 @@
 
 #include "cpu/mpi_transport.h"
 #include "core/check.h"
+#include "core/comm_queue.h"
 #include "core/context.h"
 #include "core/exact.h"
 #include "core/trace.h"
-#include "cpu/comm_queue.h"
 #include "cpu/dtype.h"
 
 #include <algorithm>

@@ -309,7 +309,7 @@ int64_t CudaRuntime::startAllReduce(int32_t dtype, const void *x, void *y,
 }
 
 void CudaRuntime::wait(int64_t handle) {
-  // The CPU backend's messages (cpu/comm_queue.cpp), so misuse reads alike.
+  // The CPU backend's messages (core/comm_queue.cpp), so misuse reads alike.
   if (handle <= 0 || handle >= nextHandle)
     fatal("zrt_wait: unknown handle %lld (handles so far: 1 to %lld)",
           (long long)handle, (long long)nextHandle - 1);

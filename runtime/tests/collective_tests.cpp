@@ -46,10 +46,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "core/check.h"
+#include "core/comm_queue.h"
 #include "core/context.h"
 #include "core/exact.h"
 #include "core/ledger.h"
-#include "cpu/comm_queue.h"
 #include "cpu/dtype.h"
 #include "tests/checker.h"
 #include "tests/collective_cases.h"

@@ -2,8 +2,8 @@
 
 #include "tests/core_checks.h"
 #include "core/context.h"
-#include "core/data.h"
 #include "core/init.h"
+#include "driver/data.h"
 
 #include <algorithm>
 #include <cmath>

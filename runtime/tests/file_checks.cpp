@@ -1,12 +1,12 @@
 //===- file_checks.cpp - Checks of token files, JSON, safetensors ---------===//
 
 #include "tests/file_checks.h"
-#include "core/checkpoint.h"
-#include "core/json.h"
-#include "core/sha256.h"
 #include "core/program.h"
-#include "core/safetensors.h"
-#include "core/tokens.h"
+#include "driver/checkpoint.h"
+#include "driver/json.h"
+#include "driver/safetensors.h"
+#include "driver/sha256.h"
+#include "driver/tokens.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -130,7 +130,7 @@ static void writeIds(const std::string &path, const std::vector<uint32_t> &ids,
                      int32_t version = -1) {
   std::string bytes;
   putInt32(bytes, idBytes == 2 ? TokenStream::kMagic16 : TokenStream::kMagic32);
-  putInt32(bytes, version >= 0 ? version
+  putInt32(bytes, version >= 0   ? version
                   : idBytes == 2 ? TokenStream::kVersion16
                                  : TokenStream::kVersion32);
   putInt32(bytes, (int32_t)(headerCount >= 0 ? headerCount : ids.size()));
@@ -193,8 +193,9 @@ void checkTokenStreams(Checker &check) {
   writeIds(shards + "/corpus_train_000001.bin", {}, 2);
   writeIds(shards + "/corpus_train_000002.bin", c, 4);
   TokenStream byDir, byGlob;
-  error = byDir.open("--data", shards, vocab, seq, 0, 1) +
-          byGlob.open("--data", shards + "/corpus_train_*.bin", vocab, seq, 0, 1);
+  error =
+      byDir.open("--data", shards, vocab, seq, 0, 1) +
+      byGlob.open("--data", shards + "/corpus_train_*.bin", vocab, seq, 0, 1);
   check.expectTrue(
       "tokens: shards of one stream (a directory, a glob) fill the rows of "
       "the whole file, across the boundaries",
@@ -249,8 +250,9 @@ void checkTokenStreams(Checker &check) {
       "token file '" + dir +
           "/v1.bin' has version 1 for magic number 20240801; this runtime "
           "reads version 7",
-      "token file '" + dir + "/short.bin': its header counts 101 tokens but "
-                             "the file holds only 100",
+      "token file '" + dir +
+          "/short.bin': its header counts 101 tokens but "
+          "the file holds only 100",
       "token file '" + shards + "/corpus_train_000000.bin': token id " +
           std::to_string(ids[firstOver]) + " at token offset " +
           std::to_string(firstOver) +
@@ -297,10 +299,13 @@ void checkTokenStreams(Checker &check) {
                           "at least 70001 (--model-config of the tokenizer's "
                           "model)" &&
           staleCount ==
-              "token file '" + shards + "/corpus_train_000002.bin' holds 63 "
-              "tokens but its sidecar '" + shards + "/corpus.json' says 64: "
-              "the files and the sidecar are from different runs of "
-              "prepare_data.py",
+              "token file '" + shards +
+                  "/corpus_train_000002.bin' holds 63 "
+                  "tokens but its sidecar '" +
+                  shards +
+                  "/corpus.json' says 64: "
+                  "the files and the sidecar are from different runs of "
+                  "prepare_data.py",
       tooSmall + " | " + staleCount);
   std::string remove = "rm -rf '" + dir + "'";
   if (std::system(remove.c_str()) != 0)

@@ -13,7 +13,7 @@ cut from the shipped text. PyTorch then trains the model for N steps with
 torch.optim.AdamW in float32 (with HYPER's hyperparameters, none of them the
 default, so that a flag the runtime misreads shows) on the batches the
 zero-opt runtime reads (the
-offset rule of runtime/core/batches.cpp), and each combination S:W:P[:R]
+offset rule of runtime/driver/batches.cpp), and each combination S:W:P[:R]
 (ZeRO stage, world size, precision fp32|bf16, and --reduce-dtype, bf16
 unless given) is compiled from the same
 config.json by `zero-opt --model-config`, started from the same weights
@@ -110,7 +110,7 @@ def write_tokens(path):
 
 
 def batch(tokens, step):
-    """Rows of global step `step` (0-based), as runtime/core/batches.cpp."""
+    """Rows of global step `step` (0-based), as runtime/driver/batches.cpp."""
     span = len(tokens) - SEQ - 1
     starts = [((step * BATCH + row) * SEQ) % span for row in range(BATCH)]
     x = torch.stack([tokens[s:s + SEQ] for s in starts])

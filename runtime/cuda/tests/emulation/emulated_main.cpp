@@ -1,6 +1,6 @@
 //===- emulated_main.cpp - main() of a program on the emulated device -----===//
 //
-// core/main.c with one more device: linked with a compiled program's object
+// driver/main.c with one more device: linked with a compiled program's object
 // file (zero-opt --emit=obj) and libzrt into libzrt_cuda_emulated_main.a's
 // executable, the program also runs with --device=cuda-emulated, where every
 // hand-written CUDA kernel runs on the host emulator (emulated_device.h).
@@ -14,7 +14,7 @@
 #include "emulated_device.h"
 
 #include "core/device.h"
-#include "core/driver.h"
+#include "driver/driver.h"
 
 #include <cstdlib>
 #include <string>
