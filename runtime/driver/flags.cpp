@@ -379,14 +379,14 @@ std::string usage(const char *program) {
     if (flag.hidden)
       continue;
     std::string head = "  " + spelling(flag);
-    std::string help = helpWithDefault(flag);
-    if (flag.name == "--device" && !otherBackendNames().empty())
-      help +=
-          " (this program also has " + listOf(otherBackendNames(), ", ") + ")";
     text += head.size() + 1 > column
                 ? head + "\n" + std::string(column, ' ')
                 : head + std::string(column - head.size(), ' ');
-    text += wrap(help, width, std::string(column, ' '));
+    text += wrap(helpWithDefault(flag), width, std::string(column, ' '));
+    // On a line of its own, so that it reads (and greps) whole.
+    if (flag.name == "--device" && !otherBackendNames().empty())
+      text += std::string(column, ' ') + "(this program also has " +
+              listOf(otherBackendNames(), ", ") + ")\n";
   }
   text += "SIGINT/SIGTERM to any rank: every rank finishes its step, writes a\n"
           "checkpoint (with --checkpoint-dir) and exits.\n";
