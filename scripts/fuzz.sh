@@ -97,11 +97,12 @@ build() {
     json) sources=(runtime/driver/json.cpp) ;;
     safetensors|tokens)
       sources=(runtime/driver/json.cpp runtime/driver/safetensors.cpp
-               runtime/driver/tokens.cpp runtime/core/check.cpp) ;;
+               runtime/driver/tokens.cpp runtime/driver/files.cpp
+               runtime/core/check.cpp) ;;
     weight_index)
       sources=(runtime/driver/json.cpp runtime/driver/safetensors.cpp
-               runtime/driver/tokens.cpp runtime/core/check.cpp
-               runtime/driver/weight_files.cpp) ;;
+               runtime/driver/tokens.cpp runtime/driver/files.cpp
+               runtime/core/check.cpp runtime/driver/weight_files.cpp) ;;
     train_state_index)
       sources=(runtime/driver/json.cpp runtime/driver/train_state_index.cpp) ;;
     hf_config)

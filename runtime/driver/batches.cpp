@@ -1,6 +1,7 @@
 //===- batches.cpp - Filling the data and scalar arguments of a step ------===//
 
 #include "driver/batches.h"
+#include "core/agree.h"
 #include "core/check.h"
 #include "core/convert.h"
 #include "core/device.h"
@@ -20,11 +21,13 @@ Batches::Batches(zrt_context *ctx, uint64_t seed) : ctx(ctx) {
 
 std::string Batches::openTokens(const std::string &flag,
                                 const std::string &spec) {
-  return tokens.open(flag, spec, ctx->program.numClasses, ctx->program.seqLen,
-                     ctx->rank, ctx->worldSize);
+  std::string error = agreeOnError(
+      ctx, tokens.open(flag, spec, ctx->program.numClasses,
+                       ctx->program.seqLen, ctx->rank, ctx->worldSize));
+  return error.empty() ? checkSameTokens() : error;
 }
 
-std::string Batches::agreeOnTokens() {
+std::string Batches::checkSameTokens() {
   // Ranks on different machines may mount different data under one path:
   // they would train on different streams without a word.
   uint64_t mine[2] = {tokens.fingerprint(), (uint64_t)tokens.numTokens()};

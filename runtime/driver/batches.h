@@ -26,19 +26,11 @@ class Batches {
 public:
   Batches(zrt_context *ctx, uint64_t seed);
 
-  /// Opens and checks the token files of an LM program (`spec`: a file, a
-  /// directory or a glob, given as `flag`; this rank's share of the ids);
-  /// "" or the error. Not collective: the caller agrees.
+  /// Collective. Opens and checks the token files of an LM program
+  /// (`spec`: a file, a directory or a glob, given as `flag`; each rank
+  /// checks its share of the ids), and checks that every rank opened the
+  /// same files. "" or, on every rank, the same error.
   std::string openTokens(const std::string &flag, const std::string &spec);
-
-  /// Collective, after every rank opened its tokens: "" or, on every rank,
-  /// the same error if the ranks see different token files.
-  std::string agreeOnTokens();
-
-  /// The token stream, or null for a classifier.
-  const TokenStream *tokenStream() const {
-    return synthetic ? nullptr : &tokens;
-  }
 
   /// Where the data stands after `steps` optimizer steps: the stream's
   /// length and the token the next step's first row starts at (a
@@ -62,6 +54,8 @@ public:
             const Options &options);
 
 private:
+  /// "" or the error if the ranks opened different token files.
+  std::string checkSameTokens();
   void fillClassify(int64_t step, const std::vector<void *> &buffers);
   void fillLm(int64_t step, const std::vector<void *> &buffers);
   void printRows(int64_t step, const ArgDesc &arg, const void *buffer);

@@ -26,11 +26,6 @@ namespace {
 /// dying) releases the lock.
 int lockFd = -1;
 
-bool endsWith(const std::string &text, const char *suffix) {
-  size_t n = std::strlen(suffix);
-  return text.size() >= n && text.compare(text.size() - n, n, suffix) == 0;
-}
-
 /// "host h1, pid 4242, 2 ranks, started 2026-12-07 17:20:16 UTC": enough to
 /// find the job that holds the directory.
 std::string jobIdentity(const zrt_context *ctx) {

@@ -423,9 +423,7 @@ public:
              "(zero_program_eval); recompile it with this zero-opt";
     if (options.valData.empty())
       return "";
-    std::string error =
-        agreeOnError(ctx, batches.openTokens("--val-data", options.valData));
-    return error.empty() ? batches.agreeOnTokens() : error;
+    return batches.openTokens("--val-data", options.valData);
   }
 
   void run(int64_t step, std::vector<void *> &buffers, FILE *json) {
@@ -479,8 +477,7 @@ static std::string measureProgramSteps(zrt_context *ctx, Options &options,
   initialise(ctx, options, buffers);
   Batches batches(ctx, options.seed);
   if (!options.data.empty()) {
-    std::string error =
-        agreeOnError(ctx, batches.openTokens("--data", options.data));
+    std::string error = batches.openTokens("--data", options.data);
     if (!error.empty())
       return error;
   }
@@ -771,9 +768,7 @@ extern "C" int zrt_run(int argc, char **argv, zrt_describe_fn describe,
   // After initialise: a resumed run takes the checkpoint's seed.
   Batches batches(ctx, options.seed);
   if (!options.data.empty()) {
-    error = agreeOnError(ctx, batches.openTokens("--data", options.data));
-    if (error.empty())
-      error = batches.agreeOnTokens();
+    error = batches.openTokens("--data", options.data);
     if (!error.empty())
       leaveAll(ctx, error, ExitFailed);
     batches.resumeAt(start.step, start.dataTokens, start.dataNextToken);

@@ -29,6 +29,28 @@ std::string makeDirectories(const std::string &path) {
   }
 }
 
+std::string readFile(const std::string &path, std::string &out) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return "cannot open '" + path + "': " + errnoText();
+  char chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) {
+    out.append(chunk, n);
+    if (out.size() > (64u << 20)) {
+      std::fclose(f);
+      return "'" + path + "' is larger than an index can be";
+    }
+  }
+  std::fclose(f);
+  return "";
+}
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 void removeTree(const std::string &dir) {
   if (DIR *d = opendir(dir.c_str())) {
     while (dirent *entry = readdir(d)) {

@@ -24,6 +24,13 @@ bool pathExists(const std::string &path);
 /// Makes `path` and its parents; "" or the error.
 std::string makeDirectories(const std::string &path);
 
+/// Appends the whole of `path`, a small file (an index, a sidecar: at
+/// most 64 MiB), to `out`; "" or the error naming the file.
+std::string readFile(const std::string &path, std::string &out);
+
+/// Whether `text` ends with `suffix`.
+bool endsWith(const std::string &text, const std::string &suffix);
+
 /// Removes a directory and the files in it (a checkpoint's: it has no
 /// subdirectories), best effort.
 void removeTree(const std::string &dir);

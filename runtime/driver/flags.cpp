@@ -84,6 +84,7 @@ struct Flag {
   std::string defaultText;
   bool hidden = false;        // not in --help (for tests)
   bool optionalValue = false; // --resume: a value only after '='
+  bool isPath = false;        // a file or directory: never empty
 };
 
 Flag toggle(const char *name, bool Options::*field, const char *help) {
@@ -129,12 +130,14 @@ Flag number(const char *name, const char *value, float Options::*field,
 
 Flag path(const char *name, const char *value, std::string Options::*field,
           const char *help) {
-  return {name, value, help,
-          [field](const std::string &text, Options &o) {
-            o.*field = text;
-            return std::string(); // an empty value is refused before
-          },
-          ""};
+  Flag flag = {name, value, help,
+               [field](const std::string &text, Options &o) {
+                 o.*field = text;
+                 return std::string(); // an empty value is refused before
+               },
+               ""};
+  flag.isPath = true;
+  return flag;
 }
 
 const char *scheduleName(Options::Schedule schedule) {
@@ -476,9 +479,7 @@ bool parseFlags(int argc, char **argv, Options &options, std::string &error) {
       error = name + " needs a value";
       return false;
     }
-    bool isPath =
-        flag->value == "PATH" || flag->value == "FILE" || flag->value == "DIR";
-    if (isPath && !flag->optionalValue && value.empty()) {
+    if (flag->isPath && value.empty()) {
       error = name + " expects a file name";
       return false;
     }

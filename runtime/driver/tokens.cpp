@@ -2,6 +2,7 @@
 
 #include "driver/tokens.h"
 #include "core/check.h"
+#include "driver/files.h"
 #include "driver/json.h"
 
 #include <dirent.h>
@@ -13,9 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 namespace zrt {
 
@@ -48,11 +47,6 @@ static std::string str(int64_t value) { return std::to_string(value); }
 
 static bool hasGlobCharacters(const std::string &spec) {
   return spec.find_first_of("*?[") != std::string::npos;
-}
-
-static bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 static std::string baseName(const std::string &path) {
@@ -136,13 +130,12 @@ struct Sidecar {
 } // namespace
 
 static std::string readSidecar(const std::string &path, Sidecar &sidecar) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return "cannot read token sidecar '" + path + "': " + std::strerror(errno);
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  std::string error = readFile(path, text);
+  if (!error.empty())
+    return "token sidecar: " + error;
   JsonValue root;
-  std::string error = parseJson(text.str(), root);
+  error = parseJson(text, root);
   if (!error.empty())
     return "token sidecar '" + path + "' is not valid JSON: " + error;
   const JsonValue *format = root.find("format");
@@ -296,14 +289,19 @@ uint64_t TokenStream::fingerprint() const {
   return hash;
 }
 
+const TokenStream::Shard &TokenStream::shardAt(int64_t token) const {
+  // The last shard starting at or before `token`; empty shards share their
+  // start with the next, which upper_bound steps past.
+  auto after = std::upper_bound(
+      shards.begin(), shards.end(), token,
+      [](int64_t t, const Shard &s) { return t < s.first; });
+  return *(after - 1);
+}
+
 bool TokenStream::read(int64_t first, int64_t n, std::vector<uint32_t> &ids,
                        std::string &failed) const {
   ids.resize(n);
-  // The shard holding token `first`: the last one starting at or before it.
-  auto shard = std::upper_bound(
-      shards.begin(), shards.end(), first,
-      [](int64_t token, const Shard &s) { return token < s.first; });
-  --shard;
+  const Shard *shard = &shardAt(first);
   std::vector<unsigned char> bytes;
   int64_t done = 0;
   while (done < n) {
@@ -343,12 +341,9 @@ std::string TokenStream::checkIds(int64_t vocab, int rank,
         continue;
       // Name the file the id is in, and its offset there.
       int64_t token = first + i;
-      const Shard *shard = &shards.front();
-      for (const Shard &s : shards)
-        if (s.first <= token && token < s.first + s.count)
-          shard = &s;
-      return "token file '" + shard->path + "': token id " + str(ids[i]) +
-             " at token offset " + str(token - shard->first) +
+      const Shard &shard = shardAt(token);
+      return "token file '" + shard.path + "': token id " + str(ids[i]) +
+             " at token offset " + str(token - shard.first) +
              " is not below the vocabulary size " + str(vocab);
     }
   }

@@ -94,6 +94,8 @@ private:
   };
 
   std::string openShard(Shard &shard);
+  /// The shard holding stream token `token` (< numTokens()).
+  const Shard &shardAt(int64_t token) const;
   std::string checkIds(int64_t vocab, int rank, int worldSize) const;
   /// Reads stream tokens [first, first + n) into `ids`; false on a failed
   /// read, with `failed` naming the file and its token offset.

@@ -389,23 +389,6 @@ bool hasCheckpoint(const std::string &dir) {
 
 namespace {
 
-std::string readFile(const std::string &path, std::string &out) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return "cannot open '" + path + "': " + errnoText();
-  char chunk[65536];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) {
-    out.append(chunk, n);
-    if (out.size() > (64u << 20)) {
-      std::fclose(f);
-      return "'" + path + "' is larger than an index can be";
-    }
-  }
-  std::fclose(f);
-  return "";
-}
-
 /// The checkpoint directory `path` names: itself, or what its `latest`
 /// names.
 std::string resolve(const std::string &path, std::string &dir) {

@@ -1,13 +1,12 @@
 //===- weight_files.cpp - The safetensors files of --init-from ------------===//
 
 #include "driver/weight_files.h"
+#include "driver/files.h"
 #include "driver/json.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 namespace zrt {
 
@@ -21,16 +20,6 @@ static bool isDirectory(const std::string &path) {
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-static bool exists(const std::string &path) {
-  struct stat info;
-  return stat(path.c_str(), &info) == 0;
-}
-
-static bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 static std::string directoryOf(const std::string &path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
@@ -40,13 +29,12 @@ static std::string directoryOf(const std::string &path) {
 /// named relative to the index and never outside its directory.
 static std::string readIndex(const std::string &path,
                              std::map<std::string, std::string> &weightMap) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return "cannot open '" + path + "'";
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  std::string error = readFile(path, text);
+  if (!error.empty())
+    return error;
   JsonValue root;
-  std::string error = parseJson(text.str(), root);
+  error = parseJson(text, root);
   if (!error.empty())
     return "'" + path + "' is not a valid safetensors index: " + error;
   const JsonValue *map =
@@ -72,9 +60,9 @@ std::string openWeightFiles(const std::string &path, WeightFiles &out) {
   out.source = path;
   std::string indexPath, singleFile;
   if (isDirectory(path)) {
-    if (exists(path + "/model.safetensors.index.json"))
+    if (pathExists(path + "/model.safetensors.index.json"))
       indexPath = path + "/model.safetensors.index.json";
-    else if (exists(path + "/model.safetensors"))
+    else if (pathExists(path + "/model.safetensors"))
       singleFile = path + "/model.safetensors";
     else
       return "'" + path + "' is a directory without model.safetensors or " +
