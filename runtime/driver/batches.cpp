@@ -22,8 +22,8 @@ Batches::Batches(zrt_context *ctx, uint64_t seed) : ctx(ctx) {
 std::string Batches::openTokens(const std::string &flag,
                                 const std::string &spec) {
   std::string error = agreeOnError(
-      ctx, tokens.open(flag, spec, ctx->program.numClasses,
-                       ctx->program.seqLen, ctx->rank, ctx->worldSize));
+      ctx, tokens.open(flag, spec, ctx->program.numClasses, ctx->program.seqLen,
+                       ctx->rank, ctx->worldSize));
   return error.empty() ? checkSameTokens() : error;
 }
 

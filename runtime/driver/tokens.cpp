@@ -292,9 +292,9 @@ uint64_t TokenStream::fingerprint() const {
 const TokenStream::Shard &TokenStream::shardAt(int64_t token) const {
   // The last shard starting at or before `token`; empty shards share their
   // start with the next, which upper_bound steps past.
-  auto after = std::upper_bound(
-      shards.begin(), shards.end(), token,
-      [](int64_t t, const Shard &s) { return t < s.first; });
+  auto after =
+      std::upper_bound(shards.begin(), shards.end(), token,
+                       [](int64_t t, const Shard &s) { return t < s.first; });
   return *(after - 1);
 }
 
