@@ -12,7 +12,7 @@
 #include "dialects/nn/NNDialect.h"
 #include "dialects/zero/ZeroDialect.h"
 #include "dialects/zrt/ZrtDialect.h"
-#include "passes/Passes.h"
+#include "lib/Pipelines/Pipelines.h"
 #include "tools/zero-opt/NestingDepth.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -40,8 +40,9 @@ struct Setup {
     registry.insert<zero::nn::NNDialect, zero::sharding::ZeroDialect,
                     zero::zrt::ZrtDialect, func::FuncDialect,
                     arith::ArithDialect, LLVM::LLVMDialect>();
-    if (failed(options.parseFromString("stage=3 world-size=2")) ||
-        !options.check().empty())
+    FailureOr<std::string> problem =
+        zero::parseStageOptions("stage=3 world-size=2", options);
+    if (failed(problem) || !problem->empty())
       std::abort(); // The fuzzer's own configuration is wrong.
   }
 };

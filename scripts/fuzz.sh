@@ -43,14 +43,15 @@ FLAGS=(-std=gnu++17 -g -O1 -fsanitize=fuzzer,address,undefined
 MPI_COMPILE=$(mpicxx --showme:compile)
 MPI_LINK=$(mpicxx --showme:link)
 
-# The mlir target compiles the dialects and passes (about 35 files): each
+# The mlir target compiles the dialects, passes and pipelines (about 40 files): each
 # into its own object under build-fuzz/mlir-obj/, through a small ninja file,
 # so that a rerun compiles only what changed (ninja reads the compiler's
 # header dependencies), in parallel, and through ccache where there is one.
 build_mlir() {
   local inc
   for inc in dialects/nn/NNOps.h.inc dialects/zero/ZeroOps.h.inc \
-             dialects/zrt/ZrtOps.h.inc passes/Passes.h.inc; do
+             dialects/zrt/ZrtOps.h.inc passes/Transforms/Passes.h.inc \
+             passes/Analysis/Passes.h.inc; do
     [[ -f $BUILD_DIR/$inc ]] ||
       { echo "fuzz.sh: build zero-opt first (scripts/build.sh)" >&2; exit 1; }
   done
@@ -80,7 +81,8 @@ build_mlir() {
     echo "  command = $CXX -fsanitize=fuzzer,address,undefined \$in -o \$out" \
          "-L/usr/lib/llvm-22/lib -lMLIR -lLLVM -Wl,-rpath,/usr/lib/llvm-22/lib"
     echo "  description = LINK \$out"
-    for source in fuzz/mlir_fuzzer.cpp dialects/*/*.cpp passes/*.cpp; do
+    for source in fuzz/mlir_fuzzer.cpp dialects/*/*.cpp passes/*/*.cpp \
+                  passes/Conversion/*/*.cpp lib/Pipelines/*.cpp; do
       object=$OUT/mlir-obj/${source%.cpp}.o
       objects+=("$object")
       echo "build $object: cxx $source"

@@ -10,6 +10,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin                               # MPI collectives, mpirun
   libopenblas-dev                                          # CPU GEMM
   clang                                                    # libFuzzer (scripts/fuzz.sh)
+  clang-format                                             # scripts/check-format.sh
 )
 
 missing=()

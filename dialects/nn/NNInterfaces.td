@@ -33,4 +33,32 @@ def NN_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+def NN_BatchSplitOpInterface : OpInterface<"BatchSplitOpInterface"> {
+  let description = [{
+    An op of the forward that `zero-split-batch` can run on one rank's rows:
+    it says its result's type once its operands have their per-rank types
+    (the batch split along the rows). The default, for ops whose result is
+    shaped as their first operand (elementwise ops, norms, attention), is
+    that operand's type; ops whose result follows another rule (a matrix
+    product, a lookup, a loss) implement the method. An op without the
+    interface cannot be split.
+  }];
+  let cppNamespace = "::zero::nn";
+
+  let methods = [
+    InterfaceMethod<[{
+        The type of the op's result (every result: the ops have one) given
+        the current types of its operands.
+      }],
+      "::mlir::Type", "inferSplitResultType", (ins), "",
+      [{ return $_op->getOperand(0).getType(); }]>,
+  ];
+}
+
+// A splittable op whose result follows a rule of its own (its
+// inferSplitResultType in NNOps.cpp or NNTransformerOps.cpp).
+def NN_BatchSplitByRule
+    : DeclareOpInterfaceMethods<NN_BatchSplitOpInterface,
+                                ["inferSplitResultType"]>;
+
 #endif // ZERO_NN_INTERFACES

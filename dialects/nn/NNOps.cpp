@@ -158,5 +158,25 @@ LogicalResult AdamWOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// BatchSplitOpInterface: the result types zero-split-batch gives
+//===----------------------------------------------------------------------===//
+
+Type MatmulOp::inferSplitResultType() {
+  return inferResultType(getLhs(), getRhs(), getTransposeLhs(),
+                         getTransposeRhs());
+}
+Type MatmulBiasOp::inferSplitResultType() {
+  return MatmulOp::inferResultType(getLhs(), getRhs(), getTransposeLhs(),
+                                   getTransposeRhs());
+}
+Type MatmulBiasGeluOp::inferSplitResultType() {
+  return MatmulOp::inferResultType(getLhs(), getRhs(), getTransposeLhs(),
+                                   getTransposeRhs());
+}
+// A loss and a column sum add the rows up: their result keeps its type.
+Type SoftmaxCrossEntropyOp::inferSplitResultType() { return getType(); }
+Type SumRowsOp::inferSplitResultType() { return getType(); }
+
 #define GET_OP_CLASSES
 #include "dialects/nn/NNOps.cpp.inc"

@@ -65,7 +65,8 @@ def NN_ExactScalar : 0DTensorOf<[I<128>]>;
 //===----------------------------------------------------------------------===//
 
 def NN_MatmulOp : NN_Op<"matmul",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitByRule,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
   let summary = "matrix product of two matrices, either one transposed";
   let description = [{
@@ -104,7 +105,8 @@ def NN_MatmulOp : NN_Op<"matmul",
 }
 
 def NN_BiasAddOp : NN_Op<"bias_add",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitOpInterface,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      AllTypesMatch<["input", "result"]>,
      AllElementTypesMatch<["input", "bias"]>]> {
   let summary = "adds a bias vector to every row of a matrix";
@@ -127,7 +129,8 @@ def NN_BiasAddOp : NN_Op<"bias_add",
 }
 
 def NN_AddOp : NN_Op<"add",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitOpInterface,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      SameOperandsAndResultType, Commutative]> {
   let summary = "elementwise sum of two tensors of one type";
   let description = [{
@@ -144,7 +147,8 @@ def NN_AddOp : NN_Op<"add",
 }
 
 class NN_UnaryOp<string mnemonic, string summaryText, string formula>
-    : NN_Op<mnemonic, [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    : NN_Op<mnemonic, [NN_BatchSplitOpInterface,
+                       DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
                        SameOperandsAndResultType]> {
   let summary = summaryText;
   let description = "`result = " # formula # "`, elementwise.\n\n"
@@ -168,7 +172,8 @@ def NN_GeluOp : NN_UnaryOp<"gelu", "GELU, tanh approximation (as GPT-2)",
 // of nn.matmul plus the bias of nn.bias_add.
 class NN_MatmulBiasOpBase<string mnemonic, list<Trait> traits = []>
     : NN_Op<mnemonic, !listconcat(traits,
-        [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+        [NN_BatchSplitByRule,
+         DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
          AllElementTypesMatch<["lhs", "rhs", "bias", "result"]>])> {
   let arguments = (ins NN_FloatMatrix:$lhs, NN_FloatMatrix:$rhs,
                        NN_FloatVector:$bias, UnitAttr:$transpose_lhs,
@@ -222,7 +227,8 @@ def NN_MatmulBiasGeluOp : NN_MatmulBiasOpBase<"matmul_bias_gelu",
 }
 
 def NN_SoftmaxCrossEntropyOp : NN_Op<"softmax_cross_entropy",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>]> {
+    [NN_BatchSplitByRule,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>]> {
   let summary = "softmax cross-entropy loss of logits against class labels";
   let description = [{
     `result = sum_r (logsumexp(logits[r, :]) - logits[r, labels[r]]) / divisor`.
@@ -260,7 +266,8 @@ def NN_SoftmaxCrossEntropyOp : NN_Op<"softmax_cross_entropy",
 //===----------------------------------------------------------------------===//
 
 def NN_SumRowsOp : NN_Op<"sum_rows",
-    [AllElementTypesMatch<["input", "result"]>]> {
+    [NN_BatchSplitByRule,
+     AllElementTypesMatch<["input", "result"]>]> {
   let summary = "column sums of a matrix (the gradient of a bias)";
   let description = [{
     `result[c] = sum_r input[r, c]`.
@@ -280,7 +287,8 @@ def NN_SumRowsOp : NN_Op<"sum_rows",
 }
 
 class NN_ActivationGradOp<string mnemonic, string forward>
-    : NN_Op<mnemonic, [SameOperandsAndResultType]> {
+    : NN_Op<mnemonic, [NN_BatchSplitOpInterface,
+                       SameOperandsAndResultType]> {
   let summary = "gradient of nn." # forward;
   let description = "`result = result_grad * d " # forward
       # "(input) / d input`, elementwise.\n\n```mlir\n%dx = nn." # mnemonic
@@ -294,7 +302,8 @@ def NN_ReluGradOp : NN_ActivationGradOp<"relu_grad", "relu">;
 def NN_GeluGradOp : NN_ActivationGradOp<"gelu_grad", "gelu">;
 
 def NN_SoftmaxCrossEntropyGradOp : NN_Op<"softmax_cross_entropy_grad",
-    [AllTypesMatch<["logits", "result"]>]> {
+    [NN_BatchSplitOpInterface,
+     AllTypesMatch<["logits", "result"]>]> {
   let summary = "gradient of nn.softmax_cross_entropy with respect to logits";
   let description = [{
     `result[r, c] = loss_grad * (softmax(logits[r, :])[c] - (c == labels[r])) / divisor`.

@@ -226,3 +226,26 @@ LogicalResult CastOp::verify() {
            << getInput().getType() << " -> " << getResult().getType();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// BatchSplitOpInterface: the result types zero-split-batch gives
+//===----------------------------------------------------------------------===//
+
+/// `type` with `rows` rows (its columns and element type kept).
+static Type withRows(Type type, int64_t rows) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape[0] = rows;
+  return tensor.clone(shape);
+}
+
+// One row per id, a slice or cast of each row of the input.
+Type EmbeddingOp::inferSplitResultType() {
+  return withRows(getType(), rowsOf(getIds()));
+}
+Type SliceColsOp::inferSplitResultType() {
+  return withRows(getType(), rowsOf(getInput()));
+}
+Type CastOp::inferSplitResultType() {
+  return withRows(getType(), rowsOf(getInput()));
+}

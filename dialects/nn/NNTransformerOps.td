@@ -11,7 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 def NN_EmbeddingOp : NN_Op<"embedding",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitByRule,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      AllElementTypesMatch<["table", "result"]>]> {
   let summary = "looks up one table row per id";
   let description = [{
@@ -61,7 +62,8 @@ def NN_EmbeddingGradOp : NN_Op<"embedding_grad",
 //===----------------------------------------------------------------------===//
 
 def NN_LayerNormOp : NN_Op<"layer_norm",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitOpInterface,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      AllTypesMatch<["input", "result"]>,
      AllTypesMatch<["gamma", "beta"]>,
      AllElementTypesMatch<["input", "gamma"]>]> {
@@ -112,7 +114,8 @@ def NN_LayerNormGradOp : NN_Op<"layer_norm_grad",
 }
 
 def NN_RmsNormOp : NN_Op<"rms_norm",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitOpInterface,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      AllTypesMatch<["input", "result"]>,
      AllElementTypesMatch<["input", "gamma"]>]> {
   let summary = "row-wise RMS normalisation with gain (Llama)";
@@ -162,7 +165,8 @@ def NN_RmsNormGradOp : NN_Op<"rms_norm_grad",
 //===----------------------------------------------------------------------===//
 
 def NN_SwigluOp : NN_Op<"swiglu",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitOpInterface,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      SameOperandsAndResultType]> {
   let summary = "SiLU-gated product (Llama's MLP)";
   let description = [{
@@ -196,7 +200,8 @@ def NN_SwigluGradOp : NN_Op<"swiglu_grad",
 //===----------------------------------------------------------------------===//
 
 def NN_RopeOp : NN_Op<"rope",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitOpInterface,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      SameOperandsAndResultType]> {
   let summary = "rotary position embedding of queries or keys (Llama)";
   let description = [{
@@ -255,7 +260,8 @@ def NN_RopeOp : NN_Op<"rope",
 }
 
 def NN_AttentionOp : NN_Op<"attention",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitOpInterface,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      AllTypesMatch<["query", "result"]>, AllTypesMatch<["key", "value"]>,
      AllElementTypesMatch<["query", "key"]>]> {
   let summary = "causal multi-head attention with grouped-query heads";
@@ -323,7 +329,8 @@ def NN_AttentionGradOp : NN_Op<"attention_grad",
 //===----------------------------------------------------------------------===//
 
 def NN_SliceColsOp : NN_Op<"slice_cols",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
+    [NN_BatchSplitByRule,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>,
      AllElementTypesMatch<["input", "result"]>]> {
   let summary = "a block of consecutive columns of a matrix";
   let description = [{
@@ -361,7 +368,8 @@ def NN_SliceColsGradOp : NN_Op<"slice_cols_grad",
 }
 
 def NN_CastOp : NN_Op<"cast",
-    [DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>]> {
+    [NN_BatchSplitByRule,
+     DeclareOpInterfaceMethods<NN_DifferentiableOpInterface>]> {
   let summary = "converts between float32 and bfloat16";
   let description = [{
     Elementwise conversion, rounding to nearest even towards bfloat16: the

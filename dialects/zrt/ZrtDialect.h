@@ -23,6 +23,14 @@ int64_t getByteSize(mlir::Value buffer);
 zrt_dtype getDType(mlir::Value buffer);
 /// The same, of an element type.
 zrt_dtype getElementDType(mlir::Type element);
+
+/// The runtime's own state (its ledger, streams and trace), which every zrt
+/// op reads and writes (ZrtOps.td's Zrt_Op): so no op is reordered, merged
+/// or dropped, whatever it does to its buffers.
+struct RuntimeStateResource
+    : mlir::SideEffects::Resource::Base<RuntimeStateResource> {
+  llvm::StringRef getName() final { return "zrt::RuntimeState"; }
+};
 } // namespace zero::zrt
 
 #include "dialects/zrt/ZrtDialect.h.inc"

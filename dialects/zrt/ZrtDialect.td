@@ -19,7 +19,7 @@ def Zrt_Dialect : Dialect {
     op holds only what its types cannot say (a transpose flag, an epsilon, a
     byte offset).
 
-    `zero-lower-to-runtime` produces it; `zero-plan-memory` places every
+    `zero-lower-to-zrt` produces it; `zero-plan-memory` places every
     `zrt.alloc` in its category's arena and `zero-report` replays the
     allocations and collectives, both through the ops' accessors;
     `zero-lower-zrt-to-calls` turns each op into the `func.call` of its

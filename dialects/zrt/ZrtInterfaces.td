@@ -55,4 +55,37 @@ def Zrt_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   }];
 }
 
+def Zrt_KernelOpInterface : OpInterface<"KernelOpInterface"> {
+  let cppNamespace = "::zero::zrt";
+  let description = [{
+    A kernel of `include/zero/zrt_kernels.def`, as the time model sees it:
+    its floating-point operations (zrt.h's formulas, which the runtime's
+    `--calibrate` counts too) and the bytes it streams through memory. What
+    it reads and writes is declared per operand (`Zrt_In`, `Zrt_Out`,
+    `Zrt_InOut`: MemoryEffectOpInterface); the zrt_* call it lowers to is its
+    ZRT_CALL in `passes/Conversion/ZrtToCalls/Kernels.cpp`.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Floating-point operations of one call: the products (GEMMs,
+        attention's) only; an elementwise kernel is bound by its bytes.
+      }],
+      "int64_t", "getFlops", (ins), "", [{ return 0; }]>,
+    InterfaceMethod<[{
+        Bytes the call streams through memory: each buffer operand once.
+      }],
+      "int64_t", "getStreamedBytes", (ins), "", [{
+        int64_t bytes = 0;
+        for (::mlir::Value operand : $_op->getOperands())
+          if (::llvm::isa<::mlir::MemRefType>(operand.getType()))
+            bytes += ::zero::zrt::getByteSize(operand);
+        return bytes;
+      }]>,
+  ];
+}
+
+// A kernel whose FLOPs follow a formula of its own (getFlops in ZrtOps.cpp).
+def Zrt_KernelWithFlops
+    : DeclareOpInterfaceMethods<Zrt_KernelOpInterface, ["getFlops"]>;
+
 #endif // ZERO_ZRT_INTERFACES

@@ -13,6 +13,30 @@ using namespace zero::zrt;
 
 #include "dialects/zrt/ZrtInterfaces.cpp.inc"
 
+//===----------------------------------------------------------------------===//
+// KernelOpInterface: FLOPs by zrt.h's formulas
+//===----------------------------------------------------------------------===//
+
+/// zrt_matmul_flops of a product whose result `c` is m x n and whose `a`
+/// holds m x k (stored either way round).
+static int64_t productFlops(Value a, Value c) {
+  auto cType = cast<MemRefType>(c.getType());
+  int64_t m = cType.getShape()[0], n = cType.getShape()[1];
+  int64_t k = m ? cast<MemRefType>(a.getType()).getNumElements() / m : 0;
+  return zrt_matmul_flops(m, n, k);
+}
+
+int64_t MatmulOp::getFlops() { return productFlops(getA(), getC()); }
+int64_t MatmulBiasOp::getFlops() { return productFlops(getA(), getC()); }
+int64_t AttentionOp::getFlops() {
+  return zrt_attention_flops(getQ().getType().getShape()[0], getSeqLen(),
+                             getNumHeads(), getHeadDim(), /*backward=*/0);
+}
+int64_t AttentionGradOp::getFlops() {
+  return zrt_attention_flops(getQ().getType().getShape()[0], getSeqLen(),
+                             getNumHeads(), getHeadDim(), /*backward=*/1);
+}
+
 #define GET_OP_CLASSES
 #include "dialects/zrt/ZrtOps.cpp.inc"
 

@@ -47,11 +47,35 @@ def Zrt_Matrix : ConfinedType<MemRefRankOf<[F32, BF16], [2]>, [HasStaticShapePre
 // Ops
 //===----------------------------------------------------------------------===//
 
-// Every runtime call reads and writes memory (and the runtime's ledger): no
-// pass may reorder, merge or drop one.
+// Every runtime call reads and writes the runtime's own state (its ledger,
+// streams and trace: Zrt_RuntimeState), so no pass may reorder, merge or
+// drop one. What it does to its buffers is said per operand, so that a pass
+// asks the op (MemoryEffectOpInterface) instead of keeping a table:
+//   Zrt_In     read;
+//   Zrt_Out    written whole, without being read, on every backend (cuBLAS
+//              with beta = 0, one thread an element or a row): its
+//              buffer's zero-fill is wasted (zero-elide-zero-fills);
+//   Zrt_InOut  read and written: accumulated into, written in part, or
+//              written in a way a backend may accumulate into;
+//   Zrt_Free   released.
+// zrt.fill, zrt.shard_slice and zrt.from_exact write their output whole
+// too, but are declared Zrt_InOut: their buffers have always been
+// zero-filled first, and eliding those fills is a change of the program for
+// a commit of its own.
+def Zrt_RuntimeState : Resource<"::zero::zrt::RuntimeStateResource">;
 class Zrt_Op<string mnemonic, list<Trait> traits = []>
     : Op<Zrt_Dialect, mnemonic,
-         !listconcat(traits, [MemoryEffects<[MemRead, MemWrite]>])>;
+         !listconcat(traits, [MemoryEffects<[MemRead<Zrt_RuntimeState>,
+                                             MemWrite<Zrt_RuntimeState>]>])>;
+class Zrt_In<Constraint buffer> : Arg<buffer, "read", [MemRead]>;
+class Zrt_Out<Constraint buffer> : Arg<buffer, "written whole", [MemWrite]>;
+class Zrt_InOut<Constraint buffer>
+    : Arg<buffer, "read and written", [MemRead, MemWrite]>;
+class Zrt_Free<Constraint buffer> : Arg<buffer, "released", [MemFree]>;
+class Zrt_CollectiveOutput<bit overwrites>
+    : Arg<Zrt_SummableBuffer,
+          !if(overwrites, "written whole", "read and written"),
+          !if(overwrites, [MemWrite], [MemRead, MemWrite])>;
 
 //===--- Program description ----------------------------------------------===//
 
@@ -69,9 +93,8 @@ def Zrt_DeclareProgramOp : Zrt_Op<"declare_program"> {
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$world_size,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<3>]>:$stage,
-                       Zrt_Task:$task, I64Attr:$global_batch,
-                       I64Attr:$seq_len, I64Attr:$num_features,
-                       I64Attr:$num_classes);
+                       Zrt_Task:$task, I64Attr:$global_batch, I64Attr:$seq_len,
+                       I64Attr:$num_features, I64Attr:$num_classes);
   let assemblyFormat = [{
     `world_size` $world_size `stage` $stage `task` $task `batch` $global_batch
     `x` $seq_len `features` $num_features `classes` $num_classes attr-dict
@@ -253,7 +276,7 @@ def Zrt_AllocOp : Zrt_Op<"alloc"> {
 
 def Zrt_FreeOp : Zrt_Op<"free"> {
   let summary = "frees a buffer of zrt.alloc";
-  let arguments = (ins Zrt_Buffer:$buffer);
+  let arguments = (ins Zrt_Free<Zrt_Buffer>:$buffer);
   let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
   let hasVerifier = 1;
 }
@@ -282,7 +305,8 @@ def Zrt_CopyOp : Zrt_Op<"copy"> {
     zrt.copy 20 bytes %a[0] to %flat[32] : memref<5xf32>, memref<16xf32>
     ```
   }];
-  let arguments = (ins Zrt_Buffer:$src, Zrt_Buffer:$dst, I64Attr:$bytes,
+  let arguments = (ins Zrt_In<Zrt_Buffer>:$src, Zrt_InOut<Zrt_Buffer>:$dst,
+                       I64Attr:$bytes,
                        DefaultValuedAttr<I64Attr, "0">:$src_offset,
                        DefaultValuedAttr<I64Attr, "0">:$dst_offset);
   let assemblyFormat = [{
@@ -297,7 +321,7 @@ class Zrt_OffloadCopyOp<string mnemonic, string summaryText, string from,
   let summary = summaryText;
   let description = "`zrt_" # mnemonic # "`: the bytes of `src`, in " # from #
       " memory, into `dst`, in " # to # " memory (optimizer offload).";
-  let arguments = (ins Zrt_Buffer:$src, Zrt_Buffer:$dst);
+  let arguments = (ins Zrt_In<Zrt_Buffer>:$src, Zrt_Out<Zrt_Buffer>:$dst);
   let assemblyFormat = "$src `to` $dst attr-dict `:` type($src)";
   let extraClassDeclaration = [{
     int64_t getByteSize() { return ::zero::zrt::getByteSize(getSrc()); }
@@ -330,7 +354,7 @@ def Zrt_HostTaskEndOp : Zrt_Op<"host_task_end"> {
     `zrt_host_task_end`: the task opened by `zrt.host_task_begin` ends with
     its upload into `writes`; `zrt.host_wait` on that buffer waits for it.
   }];
-  let arguments = (ins Zrt_Buffer:$writes);
+  let arguments = (ins Zrt_InOut<Zrt_Buffer>:$writes);
   let assemblyFormat = "`writes` $writes attr-dict `:` type($writes)";
 }
 
@@ -342,7 +366,7 @@ def Zrt_HostWaitOp : Zrt_Op<"host_wait"> {
     host-task thread); on a device, the kernels queued after it also wait
     for the task's upload.
   }];
-  let arguments = (ins Zrt_Buffer:$buffer);
+  let arguments = (ins Zrt_InOut<Zrt_Buffer>:$buffer);
   let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
 }
 
@@ -356,58 +380,61 @@ def Zrt_HostWaitAllOp : Zrt_Op<"host_wait_all"> {
   let assemblyFormat = "attr-dict";
 }
 
-def Zrt_FillOp : Zrt_Op<"fill"> {
+def Zrt_FillOp : Zrt_Op<"fill", [Zrt_KernelOpInterface]> {
   let summary = "sets every element of a buffer to a value";
-  let arguments = (ins Zrt_SummableBuffer:$dst, F32Attr:$value);
+  let arguments = (ins Zrt_InOut<Zrt_SummableBuffer>:$dst, F32Attr:$value);
   let assemblyFormat = "$dst `with` $value attr-dict `:` type($dst)";
 }
 
-def Zrt_CastOp : Zrt_Op<"cast"> {
+def Zrt_CastOp : Zrt_Op<"cast", [Zrt_KernelOpInterface]> {
   let summary = "converts a buffer's elements to another float type";
   let description = [{
     `zrt_cast`; with `on_host`, `zrt_host_cast` (host buffers, the host's
     CPU: the new master's cast to a bf16 parameter under optimizer offload).
   }];
-  let arguments = (ins Zrt_FloatBuffer:$src, Zrt_FloatBuffer:$dst,
-                       UnitAttr:$on_host);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$src,
+                       Zrt_Out<Zrt_FloatBuffer>:$dst, UnitAttr:$on_host);
   let assemblyFormat = [{
     $src `->` $dst (`on_host` $on_host^)? attr-dict `:` type($src) `->` type($dst)
   }];
   let hasVerifier = 1;
 }
 
-def Zrt_ShardSliceOp : Zrt_Op<"shard_slice"> {
+def Zrt_ShardSliceOp : Zrt_Op<"shard_slice", [Zrt_KernelOpInterface]> {
   let summary = "this rank's zero-padded flat shard of a whole buffer";
-  let arguments = (ins Zrt_FloatBuffer:$full, Zrt_FloatBuffer:$shard);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$full,
+                       Zrt_InOut<Zrt_FloatBuffer>:$shard);
   let assemblyFormat = "$full `->` $shard attr-dict `:` type($full) `->` type($shard)";
   let hasVerifier = 1;
 }
 
 //===--- Kernels -----------------------------------------------------------===//
 
-def Zrt_MatmulOp : Zrt_Op<"matmul"> {
+def Zrt_MatmulOp : Zrt_Op<"matmul", [Zrt_KernelWithFlops]> {
   let summary = "c = op(a) op(b)";
   let description = [{
     `zrt_matmul`: `a` is m x k (stored k x m with `transpose_a`), `b` is
     k x n (stored n x k with `transpose_b`), `c` is m x n.
   }];
-  let arguments = (ins Zrt_Matrix:$a, Zrt_Matrix:$b, Zrt_Matrix:$c,
-                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$a, Zrt_In<Zrt_Matrix>:$b,
+                       Zrt_Out<Zrt_Matrix>:$c, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b);
   let assemblyFormat = [{
     $a `,` $b `->` $c attr-dict `:` type($a) `,` type($b) `->` type($c)
   }];
   let hasVerifier = 1;
 }
 
-def Zrt_MatmulBiasOp : Zrt_Op<"matmul_bias"> {
+def Zrt_MatmulBiasOp : Zrt_Op<"matmul_bias", [Zrt_KernelWithFlops]> {
   let summary = "a linear layer: c = epilogue(op(a) op(b) + bias)";
   let description = [{
     `zrt_matmul_bias`: `zrt.matmul`'s product plus `bias` on every row, then
     the epilogue. With `bias_gelu` the sum before GELU is written to
     `pre_activation`, which only that epilogue has.
   }];
-  let arguments = (ins Zrt_Matrix:$a, Zrt_Matrix:$b, Zrt_FloatBuffer:$bias,
-                       Zrt_Matrix:$c, Optional<Zrt_Matrix>:$pre_activation,
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$a, Zrt_In<Zrt_Matrix>:$b,
+                       Zrt_In<Zrt_FloatBuffer>:$bias, Zrt_Out<Zrt_Matrix>:$c,
+                       Zrt_Out<Optional<Zrt_Matrix>>:$pre_activation,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
                        Zrt_Epilogue:$epilogue);
   let assemblyFormat = [{
@@ -420,68 +447,79 @@ def Zrt_MatmulBiasOp : Zrt_Op<"matmul_bias"> {
 
 // y[r,c] = x[r,c] op v[c], and ops of that shape.
 class Zrt_RowsOp<string mnemonic, string summaryText>
-    : Zrt_Op<mnemonic, [AllTypesMatch<["x", "y"]>]> {
+    : Zrt_Op<mnemonic, [Zrt_KernelOpInterface, AllTypesMatch<["x", "y"]>]> {
   let summary = summaryText;
-  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$bias, Zrt_Matrix:$y);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$x, Zrt_In<Zrt_FloatBuffer>:$bias,
+                       Zrt_Out<Zrt_Matrix>:$y);
   let assemblyFormat = "$x `,` $bias `->` $y attr-dict `:` type($x) `,` type($bias)";
   let hasVerifier = 1;
 }
 def Zrt_BiasAddOp : Zrt_RowsOp<"bias_add", "y[r,c] = x[r,c] + bias[c]">;
 
-def Zrt_SumRowsOp : Zrt_Op<"sum_rows"> {
+def Zrt_SumRowsOp : Zrt_Op<"sum_rows", [Zrt_KernelOpInterface]> {
   let summary = "y[c] = sum over rows of x[r,c]";
-  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$y);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$x, Zrt_InOut<Zrt_FloatBuffer>:$y);
   let assemblyFormat = "$x `->` $y attr-dict `:` type($x) `->` type($y)";
   let hasVerifier = 1;
 }
 
-def Zrt_AddOp : Zrt_Op<"add", [AllTypesMatch<["a", "b", "y"]>]> {
+def Zrt_AddOp : Zrt_Op<"add", [
+    Zrt_KernelOpInterface,
+    AllTypesMatch<["a", "b", "y"]>]> {
   let summary = "y = a + b elementwise";
-  let arguments = (ins Zrt_FloatBuffer:$a, Zrt_FloatBuffer:$b, Zrt_FloatBuffer:$y);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$a, Zrt_In<Zrt_FloatBuffer>:$b,
+                       Zrt_Out<Zrt_FloatBuffer>:$y);
   let assemblyFormat = "$a `,` $b `->` $y attr-dict `:` type($y)";
 }
 
 class Zrt_UnaryOp<string mnemonic, string summaryText>
-    : Zrt_Op<mnemonic, [AllTypesMatch<["x", "y"]>]> {
+    : Zrt_Op<mnemonic, [Zrt_KernelOpInterface, AllTypesMatch<["x", "y"]>]> {
   let summary = summaryText;
-  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_FloatBuffer:$y);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$x, Zrt_Out<Zrt_FloatBuffer>:$y);
   let assemblyFormat = "$x `->` $y attr-dict `:` type($y)";
 }
 def Zrt_ReluOp : Zrt_UnaryOp<"relu", "y = max(x, 0)">;
 def Zrt_GeluOp : Zrt_UnaryOp<"gelu", "GELU, tanh approximation">;
 
 class Zrt_UnaryGradOp<string mnemonic, string summaryText>
-    : Zrt_Op<mnemonic, [AllTypesMatch<["x", "dy", "dx"]>]> {
+    : Zrt_Op<mnemonic, [Zrt_KernelOpInterface,
+                        AllTypesMatch<["x", "dy", "dx"]>]> {
   let summary = summaryText;
-  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_FloatBuffer:$dy,
-                       Zrt_FloatBuffer:$dx);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$x, Zrt_In<Zrt_FloatBuffer>:$dy,
+                       Zrt_Out<Zrt_FloatBuffer>:$dx);
   let assemblyFormat = "$x `,` $dy `->` $dx attr-dict `:` type($dx)";
 }
 def Zrt_ReluGradOp : Zrt_UnaryGradOp<"relu_grad", "dx = dy * (x > 0)">;
 def Zrt_GeluGradOp : Zrt_UnaryGradOp<"gelu_grad", "the gradient of zrt.gelu">;
 
-def Zrt_SwigluOp : Zrt_Op<"swiglu", [AllTypesMatch<["gate", "up", "y"]>]> {
+def Zrt_SwigluOp : Zrt_Op<"swiglu", [
+    Zrt_KernelOpInterface,
+    AllTypesMatch<["gate", "up", "y"]>]> {
   let summary = "y = silu(gate) * up";
-  let arguments = (ins Zrt_FloatBuffer:$gate, Zrt_FloatBuffer:$up,
-                       Zrt_FloatBuffer:$y);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$gate,
+                       Zrt_In<Zrt_FloatBuffer>:$up,
+                       Zrt_Out<Zrt_FloatBuffer>:$y);
   let assemblyFormat = "$gate `,` $up `->` $y attr-dict `:` type($y)";
 }
 
 def Zrt_SwigluGradOp : Zrt_Op<"swiglu_grad",
-    [AllTypesMatch<["gate", "up", "dy", "dgate", "dup"]>]> {
+    [Zrt_KernelOpInterface,
+     AllTypesMatch<["gate", "up", "dy", "dgate", "dup"]>]> {
   let summary = "the gradients of zrt.swiglu";
-  let arguments = (ins Zrt_FloatBuffer:$gate, Zrt_FloatBuffer:$up,
-                       Zrt_FloatBuffer:$dy, Zrt_FloatBuffer:$dgate,
-                       Zrt_FloatBuffer:$dup);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$gate,
+                       Zrt_In<Zrt_FloatBuffer>:$up,
+                       Zrt_In<Zrt_FloatBuffer>:$dy,
+                       Zrt_Out<Zrt_FloatBuffer>:$dgate,
+                       Zrt_Out<Zrt_FloatBuffer>:$dup);
   let assemblyFormat = [{
     $gate `,` $up `,` $dy `->` $dgate `,` $dup attr-dict `:` type($dy)
   }];
 }
 
-def Zrt_SoftmaxXentOp : Zrt_Op<"softmax_xent"> {
+def Zrt_SoftmaxXentOp : Zrt_Op<"softmax_xent", [Zrt_KernelOpInterface]> {
   let summary = "the cross-entropy of softmax(logits) summed, over divisor";
-  let arguments = (ins Zrt_Matrix:$logits, Zrt_IdBuffer:$labels,
-                       Zrt_F32Buffer:$loss, F32Attr:$divisor);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$logits, Zrt_In<Zrt_IdBuffer>:$labels,
+                       Zrt_InOut<Zrt_F32Buffer>:$loss, F32Attr:$divisor);
   let assemblyFormat = [{
     $logits `,` $labels `->` $loss `divisor` $divisor attr-dict `:`
     type($logits) `,` type($labels) `->` type($loss)
@@ -490,11 +528,12 @@ def Zrt_SoftmaxXentOp : Zrt_Op<"softmax_xent"> {
 }
 
 def Zrt_SoftmaxXentGradOp : Zrt_Op<"softmax_xent_grad",
-    [AllTypesMatch<["logits", "dlogits"]>]> {
+    [Zrt_KernelOpInterface, AllTypesMatch<["logits", "dlogits"]>]> {
   let summary = "the gradient of zrt.softmax_xent";
-  let arguments = (ins Zrt_Matrix:$logits, Zrt_IdBuffer:$labels,
-                       Zrt_F32Buffer:$dloss, Zrt_Matrix:$dlogits,
-                       F32Attr:$divisor);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$logits,
+                       Zrt_In<Zrt_IdBuffer>:$labels,
+                       Zrt_In<Zrt_F32Buffer>:$dloss,
+                       Zrt_Out<Zrt_Matrix>:$dlogits, F32Attr:$divisor);
   let assemblyFormat = [{
     $logits `,` $labels `,` $dloss `->` $dlogits `divisor` $divisor attr-dict
     `:` type($logits) `,` type($labels) `,` type($dloss)
@@ -503,21 +542,23 @@ def Zrt_SoftmaxXentGradOp : Zrt_Op<"softmax_xent_grad",
 }
 
 def Zrt_SoftmaxXentFusedOp : Zrt_Op<"softmax_xent_fused",
-    [AllTypesMatch<["logits", "dlogits"]>]> {
+    [Zrt_KernelOpInterface, AllTypesMatch<["logits", "dlogits"]>]> {
   let summary = "the loss and its gradient in one pass over the logits";
   let description = [{
     `zrt_softmax_xent_fused`: `loss` as `zrt.softmax_xent` and `dlogits` as
     `zrt.softmax_xent_grad` with `dloss`, bit for bit, each row's
-    log-sum-exp computed once. `zero-lower-to-runtime` uses it where the step
+    log-sum-exp computed once. `zero-lower-to-zrt` uses it where the step
     reads the loss only after its gradient.
 
     ```mlir
     zrt.softmax_xent_fused %logits, %labels, %dloss -> %loss, %dlogits divisor 64.0 : memref<64x50257xbf16>, memref<64xi32>, memref<f32>, memref<f32>
     ```
   }];
-  let arguments = (ins Zrt_Matrix:$logits, Zrt_IdBuffer:$labels,
-                       Zrt_F32Buffer:$dloss, Zrt_F32Buffer:$loss,
-                       Zrt_Matrix:$dlogits, F32Attr:$divisor);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$logits,
+                       Zrt_In<Zrt_IdBuffer>:$labels,
+                       Zrt_In<Zrt_F32Buffer>:$dloss,
+                       Zrt_InOut<Zrt_F32Buffer>:$loss,
+                       Zrt_Out<Zrt_Matrix>:$dlogits, F32Attr:$divisor);
   let assemblyFormat = [{
     $logits `,` $labels `,` $dloss `->` $loss `,` $dlogits `divisor` $divisor
     attr-dict `:` type($logits) `,` type($labels) `,` type($dloss) `,`
@@ -526,29 +567,33 @@ def Zrt_SoftmaxXentFusedOp : Zrt_Op<"softmax_xent_fused",
   let hasVerifier = 1;
 }
 
-def Zrt_EmbeddingOp : Zrt_Op<"embedding"> {
+def Zrt_EmbeddingOp : Zrt_Op<"embedding", [Zrt_KernelOpInterface]> {
   let summary = "out[i,:] = table[ids[i],:]";
-  let arguments = (ins Zrt_IdBuffer:$ids, Zrt_Matrix:$table, Zrt_Matrix:$out);
+  let arguments = (ins Zrt_In<Zrt_IdBuffer>:$ids, Zrt_In<Zrt_Matrix>:$table,
+                       Zrt_Out<Zrt_Matrix>:$out);
   let assemblyFormat = [{
     $ids `,` $table `->` $out attr-dict `:` type($ids) `,` type($table) `->` type($out)
   }];
   let hasVerifier = 1;
 }
 
-def Zrt_EmbeddingGradOp : Zrt_Op<"embedding_grad"> {
+def Zrt_EmbeddingGradOp : Zrt_Op<"embedding_grad", [Zrt_KernelOpInterface]> {
   let summary = "dtable[ids[i],:] += dout[i,:] from zero";
-  let arguments = (ins Zrt_IdBuffer:$ids, Zrt_Matrix:$dout, Zrt_Matrix:$dtable);
+  let arguments = (ins Zrt_In<Zrt_IdBuffer>:$ids, Zrt_In<Zrt_Matrix>:$dout,
+                       Zrt_InOut<Zrt_Matrix>:$dtable);
   let assemblyFormat = [{
     $ids `,` $dout `->` $dtable attr-dict `:` type($ids) `,` type($dout) `->` type($dtable)
   }];
   let hasVerifier = 1;
 }
 
-def Zrt_LayerNormOp : Zrt_Op<"layer_norm", [AllTypesMatch<["x", "y"]>,
+def Zrt_LayerNormOp : Zrt_Op<"layer_norm", [Zrt_KernelOpInterface,
+                                            AllTypesMatch<["x", "y"]>,
                                            AllTypesMatch<["gamma", "beta"]>]> {
   let summary = "row-wise LayerNorm";
-  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$gamma,
-                       Zrt_FloatBuffer:$beta, Zrt_Matrix:$y, F32Attr:$epsilon);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$x, Zrt_In<Zrt_FloatBuffer>:$gamma,
+                       Zrt_In<Zrt_FloatBuffer>:$beta, Zrt_Out<Zrt_Matrix>:$y,
+                       F32Attr:$epsilon);
   let assemblyFormat = [{
     $x `,` $gamma `,` $beta `->` $y `epsilon` $epsilon attr-dict `:` type($x) `,` type($gamma)
   }];
@@ -556,11 +601,14 @@ def Zrt_LayerNormOp : Zrt_Op<"layer_norm", [AllTypesMatch<["x", "y"]>,
 }
 
 def Zrt_LayerNormGradOp : Zrt_Op<"layer_norm_grad",
-    [AllTypesMatch<["x", "dy", "dx"]>, AllTypesMatch<["gamma", "dgamma", "dbeta"]>]> {
+    [Zrt_KernelOpInterface,
+     AllTypesMatch<["x", "dy", "dx"]>,
+     AllTypesMatch<["gamma", "dgamma", "dbeta"]>]> {
   let summary = "the gradients of zrt.layer_norm";
-  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$gamma, Zrt_Matrix:$dy,
-                       Zrt_Matrix:$dx, Zrt_FloatBuffer:$dgamma,
-                       Zrt_FloatBuffer:$dbeta, F32Attr:$epsilon);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$x, Zrt_In<Zrt_FloatBuffer>:$gamma,
+                       Zrt_In<Zrt_Matrix>:$dy, Zrt_Out<Zrt_Matrix>:$dx,
+                       Zrt_InOut<Zrt_FloatBuffer>:$dgamma,
+                       Zrt_InOut<Zrt_FloatBuffer>:$dbeta, F32Attr:$epsilon);
   let assemblyFormat = [{
     $x `,` $gamma `,` $dy `->` $dx `,` $dgamma `,` $dbeta `epsilon` $epsilon
     attr-dict `:` type($x) `,` type($gamma)
@@ -568,10 +616,12 @@ def Zrt_LayerNormGradOp : Zrt_Op<"layer_norm_grad",
   let hasVerifier = 1;
 }
 
-def Zrt_RmsNormOp : Zrt_Op<"rms_norm", [AllTypesMatch<["x", "y"]>]> {
+def Zrt_RmsNormOp : Zrt_Op<"rms_norm", [
+    Zrt_KernelOpInterface,
+    AllTypesMatch<["x", "y"]>]> {
   let summary = "row-wise RMSNorm";
-  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$gamma, Zrt_Matrix:$y,
-                       F32Attr:$epsilon);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$x, Zrt_In<Zrt_FloatBuffer>:$gamma,
+                       Zrt_Out<Zrt_Matrix>:$y, F32Attr:$epsilon);
   let assemblyFormat = [{
     $x `,` $gamma `->` $y `epsilon` $epsilon attr-dict `:` type($x) `,` type($gamma)
   }];
@@ -579,11 +629,13 @@ def Zrt_RmsNormOp : Zrt_Op<"rms_norm", [AllTypesMatch<["x", "y"]>]> {
 }
 
 def Zrt_RmsNormGradOp : Zrt_Op<"rms_norm_grad",
-    [AllTypesMatch<["x", "dy", "dx"]>, AllTypesMatch<["gamma", "dgamma"]>]> {
+    [Zrt_KernelOpInterface,
+     AllTypesMatch<["x", "dy", "dx"]>,
+     AllTypesMatch<["gamma", "dgamma"]>]> {
   let summary = "the gradients of zrt.rms_norm";
-  let arguments = (ins Zrt_Matrix:$x, Zrt_FloatBuffer:$gamma, Zrt_Matrix:$dy,
-                       Zrt_Matrix:$dx, Zrt_FloatBuffer:$dgamma,
-                       F32Attr:$epsilon);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$x, Zrt_In<Zrt_FloatBuffer>:$gamma,
+                       Zrt_In<Zrt_Matrix>:$dy, Zrt_Out<Zrt_Matrix>:$dx,
+                       Zrt_InOut<Zrt_FloatBuffer>:$dgamma, F32Attr:$epsilon);
   let assemblyFormat = [{
     $x `,` $gamma `,` $dy `->` $dx `,` $dgamma `epsilon` $epsilon attr-dict
     `:` type($x) `,` type($gamma)
@@ -591,14 +643,16 @@ def Zrt_RmsNormGradOp : Zrt_Op<"rms_norm_grad",
   let hasVerifier = 1;
 }
 
-def Zrt_RopeOp : Zrt_Op<"rope", [AllTypesMatch<["x", "y"]>]> {
+def Zrt_RopeOp : Zrt_Op<"rope", [
+    Zrt_KernelOpInterface,
+    AllTypesMatch<["x", "y"]>]> {
   let summary = "rotary position embedding by a table of frequencies";
   let description = [{
     `zrt_rope` on `x` = [batch * `seq_len`, `num_heads` * head_dim] with the
     head_dim / 2 `inv_freq` the compiler computed (nn.rope); `inverse`
     rotates back (the gradient).
   }];
-  let arguments = (ins Zrt_Matrix:$x, Zrt_Matrix:$y,
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$x, Zrt_Out<Zrt_Matrix>:$y,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$seq_len,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_heads,
                        DenseF32ArrayAttr:$inv_freq, UnitAttr:$inverse);
@@ -609,11 +663,12 @@ def Zrt_RopeOp : Zrt_Op<"rope", [AllTypesMatch<["x", "y"]>]> {
   let hasVerifier = 1;
 }
 
-def Zrt_AttentionOp : Zrt_Op<"attention", [AllTypesMatch<["q", "out"]>,
+def Zrt_AttentionOp : Zrt_Op<"attention", [Zrt_KernelWithFlops,
+                                           AllTypesMatch<["q", "out"]>,
                                            AllTypesMatch<["k", "v"]>]> {
   let summary = "causal grouped-query attention";
-  let arguments = (ins Zrt_Matrix:$q, Zrt_Matrix:$k, Zrt_Matrix:$v,
-                       Zrt_Matrix:$out,
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$q, Zrt_In<Zrt_Matrix>:$k,
+                       Zrt_In<Zrt_Matrix>:$v, Zrt_Out<Zrt_Matrix>:$out,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$seq_len,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_heads,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_kv_heads);
@@ -630,11 +685,14 @@ def Zrt_AttentionOp : Zrt_Op<"attention", [AllTypesMatch<["q", "out"]>,
 }
 
 def Zrt_AttentionGradOp : Zrt_Op<"attention_grad",
-    [AllTypesMatch<["q", "dout", "dq"]>, AllTypesMatch<["k", "v", "dk", "dv"]>]> {
+    [Zrt_KernelWithFlops,
+     AllTypesMatch<["q", "dout", "dq"]>,
+     AllTypesMatch<["k", "v", "dk", "dv"]>]> {
   let summary = "the gradients of zrt.attention";
-  let arguments = (ins Zrt_Matrix:$q, Zrt_Matrix:$k, Zrt_Matrix:$v,
-                       Zrt_Matrix:$dout, Zrt_Matrix:$dq, Zrt_Matrix:$dk,
-                       Zrt_Matrix:$dv,
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$q, Zrt_In<Zrt_Matrix>:$k,
+                       Zrt_In<Zrt_Matrix>:$v, Zrt_In<Zrt_Matrix>:$dout,
+                       Zrt_InOut<Zrt_Matrix>:$dq, Zrt_InOut<Zrt_Matrix>:$dk,
+                       Zrt_InOut<Zrt_Matrix>:$dv,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$seq_len,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_heads,
                        ConfinedAttr<I64Attr, [IntMinValue<1>]>:$num_kv_heads);
@@ -650,51 +708,59 @@ def Zrt_AttentionGradOp : Zrt_Op<"attention_grad",
   }];
 }
 
-def Zrt_SliceColsOp : Zrt_Op<"slice_cols"> {
+def Zrt_SliceColsOp : Zrt_Op<"slice_cols", [Zrt_KernelOpInterface]> {
   let summary = "y[r, :] = x[r, offset : offset + width of y]";
-  let arguments = (ins Zrt_Matrix:$x, Zrt_Matrix:$y, I64Attr:$offset);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$x, Zrt_Out<Zrt_Matrix>:$y,
+                       I64Attr:$offset);
   let assemblyFormat = [{
     $x `[` $offset `]` `->` $y attr-dict `:` type($x) `->` type($y)
   }];
   let hasVerifier = 1;
 }
 
-def Zrt_SliceColsGradOp : Zrt_Op<"slice_cols_grad"> {
+def Zrt_SliceColsGradOp : Zrt_Op<"slice_cols_grad", [Zrt_KernelOpInterface]> {
   let summary = "dx = 0 but for dx[r, offset : offset + width of dy] = dy";
-  let arguments = (ins Zrt_Matrix:$dy, Zrt_Matrix:$dx, I64Attr:$offset);
+  let arguments = (ins Zrt_In<Zrt_Matrix>:$dy, Zrt_InOut<Zrt_Matrix>:$dx,
+                       I64Attr:$offset);
   let assemblyFormat = [{
     $dy `->` $dx `[` $offset `]` attr-dict `:` type($dy) `->` type($dx)
   }];
   let hasVerifier = 1;
 }
 
-def Zrt_SumSquaresOp : Zrt_Op<"sum_squares"> {
+def Zrt_SumSquaresOp : Zrt_Op<"sum_squares", [Zrt_KernelOpInterface]> {
   let summary = "out[0] = sum of x[i]^2, in float32";
-  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_F32Buffer:$out);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$x,
+                       Zrt_InOut<Zrt_F32Buffer>:$out);
   let assemblyFormat = "$x `->` $out attr-dict `:` type($x) `->` type($out)";
 }
 
-def Zrt_AccumulateExactOp : Zrt_Op<"accumulate_exact"> {
+def Zrt_AccumulateExactOp : Zrt_Op<"accumulate_exact", [
+    Zrt_KernelOpInterface]> {
   let summary = "acc[i] += exact(x[i])";
   let description = [{
     `zrt_accumulate_exact`: adds the float buffer `x` into the exact
     accumulator `acc` (in place), element by element.
   }];
-  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_ExactBuffer:$acc);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$x,
+                       Zrt_InOut<Zrt_ExactBuffer>:$acc);
   let assemblyFormat = "$x `into` $acc attr-dict `:` type($x) `into` type($acc)";
   let hasVerifier = 1;
 }
 
-def Zrt_SumSquaresExactOp : Zrt_Op<"sum_squares_exact"> {
+def Zrt_SumSquaresExactOp : Zrt_Op<"sum_squares_exact", [
+    Zrt_KernelOpInterface]> {
   let summary = "acc[0] += sum of exact(x[i]^2)";
-  let arguments = (ins Zrt_FloatBuffer:$x, Zrt_ExactBuffer:$acc);
+  let arguments = (ins Zrt_In<Zrt_FloatBuffer>:$x,
+                       Zrt_InOut<Zrt_ExactBuffer>:$acc);
   let assemblyFormat = "$x `into` $acc attr-dict `:` type($x) `into` type($acc)";
   let hasVerifier = 1;
 }
 
-def Zrt_FromExactOp : Zrt_Op<"from_exact"> {
+def Zrt_FromExactOp : Zrt_Op<"from_exact", [Zrt_KernelOpInterface]> {
   let summary = "out[i] = the float32 nearest to exact[i]";
-  let arguments = (ins Zrt_ExactBuffer:$exact, Zrt_F32Buffer:$out);
+  let arguments = (ins Zrt_In<Zrt_ExactBuffer>:$exact,
+                       Zrt_InOut<Zrt_F32Buffer>:$out);
   let assemblyFormat = "$exact `->` $out attr-dict `:` type($exact) `->` type($out)";
   let hasVerifier = 1;
 }
@@ -713,22 +779,23 @@ def Zrt_WatchGradientOp : Zrt_Op<"watch_gradient"> {
     zrt.watch_gradient %sq of "h.0.mlp.c_fc.weight" : memref<f32>
     ```
   }];
-  let arguments = (ins Zrt_F32Buffer:$sum_squares, StrAttr:$param);
+  let arguments = (ins Zrt_In<Zrt_F32Buffer>:$sum_squares, StrAttr:$param);
   let assemblyFormat = "$sum_squares `of` $param attr-dict `:` type($sum_squares)";
   let hasVerifier = 1;
 }
 
 def Zrt_ClipCoefficientOp : Zrt_Op<"clip_coefficient"> {
   let summary = "min(1, max_norm / (sqrt(total_sq) + 1e-6))";
-  let arguments = (ins Zrt_F32Buffer:$total_sq, Zrt_F32Buffer:$max_norm,
-                       Zrt_F32Buffer:$coefficient);
+  let arguments = (ins Zrt_In<Zrt_F32Buffer>:$total_sq,
+                       Zrt_In<Zrt_F32Buffer>:$max_norm,
+                       Zrt_InOut<Zrt_F32Buffer>:$coefficient);
   let assemblyFormat = [{
     $total_sq `,` $max_norm `->` $coefficient attr-dict `:` type($total_sq) `,`
     type($max_norm) `->` type($coefficient)
   }];
 }
 
-def Zrt_AdamWOp : Zrt_Op<"adamw", [
+def Zrt_AdamWOp : Zrt_Op<"adamw", [Zrt_KernelOpInterface, 
     AllTypesMatch<["param", "exp_avg", "exp_avg_sq", "new_param",
                    "new_exp_avg", "new_exp_avg_sq"]>,
     AllTypesMatch<["lr", "step", "beta1", "beta2", "eps", "weight_decay"]>]> {
@@ -741,14 +808,20 @@ def Zrt_AdamWOp : Zrt_Op<"adamw", [
     `on_host`, `zrt_host_adamw`: every buffer is in host memory and the
     host's CPU runs the update (optimizer offload).
   }];
-  let arguments = (ins Zrt_F32Buffer:$param, Zrt_FloatBuffer:$grad,
-                       Zrt_F32Buffer:$exp_avg, Zrt_F32Buffer:$exp_avg_sq,
-                       Zrt_F32Buffer:$new_param, Zrt_F32Buffer:$new_exp_avg,
-                       Zrt_F32Buffer:$new_exp_avg_sq, Zrt_F32Buffer:$lr,
-                       Zrt_F32Buffer:$step, Zrt_F32Buffer:$beta1,
-                       Zrt_F32Buffer:$beta2, Zrt_F32Buffer:$eps,
-                       Zrt_F32Buffer:$weight_decay,
-                       Optional<Zrt_F32Buffer>:$grad_scale, UnitAttr:$on_host);
+  let arguments = (ins Zrt_In<Zrt_F32Buffer>:$param,
+                       Zrt_In<Zrt_FloatBuffer>:$grad,
+                       Zrt_In<Zrt_F32Buffer>:$exp_avg,
+                       Zrt_In<Zrt_F32Buffer>:$exp_avg_sq,
+                       Zrt_Out<Zrt_F32Buffer>:$new_param,
+                       Zrt_Out<Zrt_F32Buffer>:$new_exp_avg,
+                       Zrt_Out<Zrt_F32Buffer>:$new_exp_avg_sq,
+                       Zrt_In<Zrt_F32Buffer>:$lr, Zrt_In<Zrt_F32Buffer>:$step,
+                       Zrt_In<Zrt_F32Buffer>:$beta1,
+                       Zrt_In<Zrt_F32Buffer>:$beta2,
+                       Zrt_In<Zrt_F32Buffer>:$eps,
+                       Zrt_In<Zrt_F32Buffer>:$weight_decay,
+                       Zrt_In<Optional<Zrt_F32Buffer>>:$grad_scale,
+                       UnitAttr:$on_host);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `->` $new_param `,`
     $new_exp_avg `,` $new_exp_avg_sq `lr` $lr `step` $step `beta1` $beta1
@@ -764,15 +837,15 @@ def Zrt_AdamWOp : Zrt_Op<"adamw", [
 // The blocking collective `mnemonic` and its asynchronous form
 // `mnemonic`_start, which returns the handle zrt.wait completes.
 class Zrt_CollectiveOp<string mnemonic, string kind, string summaryText,
-                       string whole, string shard>
+                       string whole, string shard, bit overwrites>
     : Zrt_Op<mnemonic, [Zrt_CollectiveOpInterface]> {
   let summary = summaryText;
   // `label`: the tensor or bucket moved ("fc1.weight", "bucket of 4: ..."),
   // which the runtime's watchdog names when the collective stalls.
   // `group`: the ranks it runs over (`over shard`, `over replica`; every
   // rank when not printed).
-  let arguments = (ins Zrt_SummableBuffer:$input,
-                       Zrt_SummableBuffer:$output,
+  let arguments = (ins Zrt_In<Zrt_SummableBuffer>:$input,
+                       Zrt_CollectiveOutput<overwrites>:$output,
                        DefaultValuedAttr<Zrt_Group, "::zero::zrt::Group::World">:$group,
                        OptionalAttr<I64Attr>:$staging_offset,
                        OptionalAttr<StrAttr>:$label);
@@ -784,17 +857,17 @@ class Zrt_CollectiveOp<string mnemonic, string kind, string summaryText,
   }];
 }
 class Zrt_BlockingCollectiveOp<string mnemonic, string kind, string summaryText,
-                               string whole, string shard>
-    : Zrt_CollectiveOp<mnemonic, kind, summaryText, whole, shard> {
+                               string whole, string shard, bit overwrites>
+    : Zrt_CollectiveOp<mnemonic, kind, summaryText, whole, shard, overwrites> {
   let assemblyFormat = [{
     $input `->` $output (`over` $group^)? (`of` $label^)? attr-dict `:`
     type($input) `->` type($output)
   }];
 }
 class Zrt_StartCollectiveOp<string mnemonic, string kind, string summaryText,
-                            string whole, string shard>
+                            string whole, string shard, bit overwrites>
     : Zrt_CollectiveOp<mnemonic # "_start", kind, summaryText # ", started",
-                       whole, shard> {
+                       whole, shard, overwrites> {
   let results = (outs Zrt_HandleType:$handle);
   let assemblyFormat = [{
     $input `->` $output (`over` $group^)? (`of` $label^)? attr-dict `:`
@@ -802,15 +875,20 @@ class Zrt_StartCollectiveOp<string mnemonic, string kind, string summaryText,
   }];
 }
 
+// `overwrites`: every rank's part lands in the whole output (a padded
+// gather copies exactly the whole out of its staging), and nothing reads it
+// before the wait: Zrt_Out. A reduction's output is Zrt_InOut.
 multiclass Zrt_Collective<string mnemonic, string kind, string summaryText,
-                          string whole, string shard> {
-  def Op : Zrt_BlockingCollectiveOp<mnemonic, kind, summaryText, whole, shard>;
-  def StartOp : Zrt_StartCollectiveOp<mnemonic, kind, summaryText, whole, shard>;
+                          string whole, string shard, bit overwrites = 0> {
+  def Op : Zrt_BlockingCollectiveOp<mnemonic, kind, summaryText, whole, shard,
+                                    overwrites>;
+  def StartOp : Zrt_StartCollectiveOp<mnemonic, kind, summaryText, whole,
+                                      shard, overwrites>;
 }
 
 defm Zrt_AllGather : Zrt_Collective<"all_gather", "ZRT_ALL_GATHER",
     "gathers every rank's shard into the whole buffer", "getOutput()",
-    "getInput()">;
+    "getInput()", /*overwrites=*/1>;
 defm Zrt_ReduceScatter : Zrt_Collective<"reduce_scatter",
     "ZRT_REDUCE_SCATTER", "sums a buffer over the ranks, keeps this rank's shard",
     "getInput()", "getOutput()">;

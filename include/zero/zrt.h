@@ -3,7 +3,7 @@
  * The one contract between code that zero-opt generates and libzrt, the
  * runtime that executes it. Plain C: no MLIR, LLVM or C++ type crosses it.
  *
- * The compiler's lowering (passes/LowerToRuntime.cpp) emits calls to exactly
+ * The compiler's lowering (passes/LowerZeroToZrt.cpp) emits calls to exactly
  * these symbols with these signatures; the runtime implements them. Bump
  * ZRT_ABI_VERSION whenever a signature or an enum value changes: the generated
  * program declares the version it was built against and the runtime refuses
@@ -294,6 +294,26 @@ typedef enum zrt_epilogue {
   ZRT_EPILOGUE_BIAS = 0,     /* c = op(a) op(b) + bias                   */
   ZRT_EPILOGUE_BIAS_GELU = 1 /* pre = op(a) op(b) + bias, c = gelu(pre) */
 } zrt_epilogue;
+
+/* The floating-point operations of the product kernels, counted the same by
+ * the compiler's time model (each zrt op's getFlops) and the runtime's
+ * --calibrate (the FLOP rate it measures). The other kernels are bound by
+ * their bytes and count none. */
+/* zrt_matmul and zrt_matmul_bias: c[m,n] = a[m,k] b[k,n]. */
+static inline int64_t zrt_matmul_flops(int64_t m, int64_t n, int64_t k) {
+  return 2 * m * n * k;
+}
+/* zrt_attention over rows = batch x seq_len rows of `heads` heads of
+ * head_dim: Q K^T and P V, 2 seq_len^2 head_dim each per sequence and head
+ * (the causal mask's half is not subtracted: the kernels compute whole
+ * tiles). zrt_attention_grad computes Q K^T again, then dV, dP, dQ and dK:
+ * five products to the forward's two. */
+static inline int64_t zrt_attention_flops(int64_t rows, int64_t seq_len,
+                                          int64_t heads, int64_t head_dim,
+                                          int backward) {
+  int64_t forward = 4 * rows * seq_len * heads * head_dim;
+  return backward ? forward * 5 / 2 : forward;
+}
 
 /* Every kernel, declared from the catalogue (zrt_kernels.def: the contract
  * of each is the comment above its line there). */

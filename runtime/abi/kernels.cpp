@@ -45,21 +45,22 @@ template <> struct After<Kernel::clip_coefficient> {
   }
 };
 /// The FLOPs of a GEMM kernel's call (0 for the other kernels), which
-/// --calibrate adds up with the kernels' time.
+/// --calibrate adds up with the kernels' time: zrt.h's formula, which the
+/// compiler's time model counts too.
 template <Kernel> struct GemmFlops {
   template <typename... Args> static double of(Args...) { return 0; }
 };
 template <> struct GemmFlops<Kernel::matmul> {
   static double of(zrt_context *, int32_t, const void *, const void *, void *,
                    int64_t m, int64_t n, int64_t k, int32_t, int32_t) {
-    return 2.0 * double(m) * double(n) * double(k);
+    return double(zrt_matmul_flops(m, n, k));
   }
 };
 template <> struct GemmFlops<Kernel::matmul_bias> {
   static double of(zrt_context *, int32_t, const void *, const void *,
                    const void *, void *, void *, int64_t m, int64_t n,
                    int64_t k, int32_t, int32_t, int32_t) {
-    return 2.0 * double(m) * double(n) * double(k);
+    return double(zrt_matmul_flops(m, n, k));
   }
 };
 

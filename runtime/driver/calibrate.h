@@ -1,7 +1,7 @@
 //===- calibrate.h - --calibrate: the time model's numbers ------*- C++ -*-===//
 //
 // zero-opt predicts when each collective runs from a time model
-// (passes/SchedulePrediction.h): GEMM FLOP/s, memory bandwidth, link
+// (passes/Analysis/SchedulePrediction.h): GEMM FLOP/s, memory bandwidth, link
 // bandwidth and latency, and how far collectives overlap compute.
 // `PROGRAM --calibrate=FILE` measures them on the ranks of the job, every
 // rank busy at once as in training, and rank 0 writes them as JSON for

@@ -2,7 +2,7 @@
 // predicts a peak of 316 bytes per rank. A limit at the peak or above passes
 // and leaves the IR as it was; one byte less is refused, naming the peak,
 // the limit, the largest category and every category's peak.
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-clip-grad-norm --zero-lower-to-runtime -o %t.zrt.mlir
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-clip-grad-norm --zero-lower-to-zrt -o %t.zrt.mlir
 // RUN: zero-opt %t.zrt.mlir --zero-check-memory-limit=limit=316 | FileCheck %s --check-prefix=FITS
 // RUN: zero-opt %t.zrt.mlir --zero-check-memory-limit=limit=1KiB | FileCheck %s --check-prefix=FITS
 // RUN: not zero-opt %t.zrt.mlir --zero-check-memory-limit=limit=315 2>&1 | FileCheck %s --check-prefix=OVER
@@ -12,7 +12,7 @@
 // moments, 64, and the staging of the copies, 92), which the device's peak
 // leaves out; host-limit holds them to a limit of their own, alone or with
 // the device's.
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-clip-grad-norm --zero-offload-optimizer --zero-lower-to-runtime -o %t.host.mlir
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-clip-grad-norm --zero-offload-optimizer --zero-lower-to-zrt -o %t.host.mlir
 // RUN: zero-opt %t.host.mlir --zero-check-memory-limit=host-limit=156 | FileCheck %s --check-prefix=FITS
 // RUN: zero-opt %t.host.mlir --zero-check-memory-limit="limit=1KiB host-limit=1KiB" | FileCheck %s --check-prefix=FITS
 // RUN: not zero-opt %t.host.mlir --zero-check-memory-limit=host-limit=155 2>&1 | FileCheck %s --check-prefix=HOST

@@ -1,6 +1,6 @@
 // RUN: zero-opt %s --zero-split-batch="world-size=2 micro-batches=3" --nn-autodiff --zero-adamw --zero-placement=stage=2 --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients="micro-batches=3 mode=local" --zero-exact-sums | FileCheck %s --check-prefix=LOCAL
 // RUN: zero-opt %s --zero-split-batch=world-size=4 --nn-autodiff --zero-adamw --zero-placement=stage=0 --zero-insert-collectives --zero-clip-grad-norm --zero-exact-sums | FileCheck %s --check-prefix=S0
-// RUN: zero-opt %s --zero-split-batch="world-size=2 micro-batches=3" --nn-autodiff --zero-adamw --zero-placement=stage=2 --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients="micro-batches=3 mode=local" --zero-exact-sums --zero-extract-eval --zero-lower-to-runtime | FileCheck %s --check-prefix=ZRT
+// RUN: zero-opt %s --zero-split-batch="world-size=2 micro-batches=3" --nn-autodiff --zero-adamw --zero-placement=stage=2 --zero-insert-collectives --zero-clip-grad-norm --zero-accumulate-gradients="micro-batches=3 mode=local" --zero-exact-sums --zero-extract-eval --zero-lower-to-zrt | FileCheck %s --check-prefix=ZRT
 
 // Stage 2, three micro-batches accumulated locally: each rank computes
 // chunks of 4 rows (8 / world size 2). The accumulators are i128; the

@@ -1,6 +1,6 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory=share-arenas=false | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory='alignment=4 share-arenas=false' | FileCheck %s --check-prefix=ALIGN4
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-runtime --zero-plan-memory | FileCheck %s --check-prefix=SHARED
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-zrt --zero-plan-memory=share-arenas=false | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-zrt --zero-plan-memory='alignment=4 share-arenas=false' | FileCheck %s --check-prefix=ALIGN4
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-lower-to-zrt --zero-plan-memory | FileCheck %s --check-prefix=SHARED
 
 // Every temporary gets an offset in its category's arena; buffers live at
 // the same time never overlap, and a freed range is reused. The plan binds:

@@ -21,7 +21,7 @@
 // OVERHEAD: zero-predict-schedule: --calibration={{.*}}.overhead.json: "kernel_overhead_seconds" must be zero or more seconds
 // NOTJSON: zero-predict-schedule: --calibration={{.*}}.notjson: not JSON
 
-// expected-error @+1 {{zero-predict-schedule: expected the zrt program (run zero-lower-to-runtime first)}}
+// expected-error @+1 {{zero-predict-schedule: expected the zrt program (run zero-lower-to-zrt first)}}
 module {
   func.func @train_step() {
     return

@@ -1,5 +1,5 @@
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-clip-grad-norm --zero-lower-to-runtime --zero-report -o /dev/null | FileCheck %s
-// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-clip-grad-norm --zero-lower-to-runtime --zero-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-clip-grad-norm --zero-lower-to-zrt --zero-report -o /dev/null | FileCheck %s
+// RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives --zero-clip-grad-norm --zero-lower-to-zrt --zero-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
 
 // One 3x5 weight (15 floats) at stage 3 over 2 ranks: 8-element shards.
 // param: its 8-float shard (32 B); optimizer: two moment shards (64 B);

@@ -7,7 +7,7 @@ func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>, %w: tensor<3x5xf
   %loss = nn.softmax_cross_entropy %h, %labels : tensor<4x5xf32>, tensor<4xi32> -> tensor<f32>
   return %loss : tensor<f32>
 }
-// zero-lower-to-runtime took it for the apply function and read its body.
+// zero-lower-to-zrt took it for the apply function and read its body.
 // expected-error @+1 {{zero-accumulate-gradients: @train_apply already exists}}
 func.func private @train_apply()
 

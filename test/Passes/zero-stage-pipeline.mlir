@@ -32,7 +32,7 @@
 // PASSES: IR Dump After AccumulateGradients (zero-accumulate-gradients)
 // PASSES: IR Dump After ScheduleOverlap (zero-schedule-overlap)
 // Between the tensor program and the calls, the zrt program on buffers.
-// PASSES: IR Dump After LowerToRuntime (zero-lower-to-runtime)
+// PASSES: IR Dump After LowerZeroToZrt (zero-lower-to-zrt)
 // PASSES: zrt.alloc
 // PASSES: IR Dump After PlanMemory (zero-plan-memory)
 // PASSES: zrt.alloc comm {arena_offset =

@@ -12,11 +12,11 @@
 #include "lib/Codegen/Codegen.h"
 #include "lib/Frontend/MLPModel.h"
 #include "lib/Frontend/TransformerModel.h"
-#include "passes/MemoryPrediction.h"
-#include "passes/Passes.h"
-#include "passes/SchedulePrediction.h"
+#include "lib/Pipelines/Pipelines.h"
+#include "lib/Pipelines/Planner.h"
+#include "passes/Analysis/MemoryPrediction.h"
+#include "passes/Analysis/SchedulePrediction.h"
 #include "tools/zero-opt/NestingDepth.h"
-#include "tools/zero-opt/Planner.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -143,8 +143,8 @@ int fail(const llvm::Twine &message) {
 
 /// zero-opt's flags for the stage pipeline: one per StageOptions option,
 /// with its name and help, so that the options are declared once
-/// (passes/Passes.h). A flag given is passed on as `name=value` in the
-/// pipeline's text, and StageOptions parses it.
+/// (lib/Pipelines/Pipelines.h). A flag given is passed on as `name=value` in
+/// the pipeline's text, and StageOptions parses it.
 class StageFlags {
 public:
   StageFlags() {
@@ -225,12 +225,13 @@ public:
   FailureOr<std::string> pipelineText(bool stopAtZrt) {
     std::string given = optionsText();
     zero::StageOptions parsed;
-    if (failed(parsed.parseFromString(given))) {
+    FailureOr<std::string> problem = zero::parseStageOptions(given, parsed);
+    if (failed(problem)) {
       fail("cannot read the pipeline flags:" + given);
       return failure();
     }
-    if (std::string problem = parsed.check(); !problem.empty()) {
-      fail(problem);
+    if (!problem->empty()) {
+      fail(*problem);
       return failure();
     }
     parsed.stopAtZrt = parsed.stopAtZrt || stopAtZrt;
@@ -262,7 +263,7 @@ StageFlags &stageFlags() {
   return flags;
 }
 
-FailureOr<std::string> stagePipelineText() {
+FailureOr<std::string> stagePipelineText(const zero::PlanCandidate *baseline) {
   bool reporting = report.getNumOccurrences() > 0;
   std::string format = report.empty() ? "table" : report.getValue();
   if (reporting && format != "table" && format != "json") {
@@ -273,9 +274,50 @@ FailureOr<std::string> stagePipelineText() {
   if (failed(text) || !reporting)
     return text;
   zero::StageOptions parsed; // checked by pipelineText
-  (void)parsed.parseFromString(stageFlags().optionsText());
-  return *text + ",zero-report{format=" + format + " " +
-         parsed.timeModelText() + "}";
+  (void)zero::parseStageOptions(stageFlags().optionsText(), parsed);
+  std::string reportOptions =
+      "format=" + format + " " + parsed.timeModel().text();
+  if (baseline)
+    reportOptions +=
+        llvm::formatv(" baseline-activation-peak={0} baseline-peak={1}",
+                      baseline->activationPeakBytes, baseline->peakBytes);
+  return *text + ",zero-report{" + reportOptions + "}";
+}
+
+/// Whether --report asks for the program without recomputation too.
+bool reportsRecompute() {
+  std::string recompute = stageFlags().joinedValue("recompute");
+  return report.getNumOccurrences() && !recompute.empty() &&
+         recompute != "none";
+}
+
+/// Whether the stage options leave the planner something to decide before
+/// the pipeline runs (decideBeforePipeline).
+bool needsPlannerDecision() {
+  zero::StageOptions parsed;
+  FailureOr<std::string> problem =
+      zero::parseStageOptions(stageFlags().optionsText(), parsed);
+  // Options that do not parse are refused by name when the pipeline's text
+  // is built.
+  if (failed(problem) || !problem->empty())
+    return false;
+  return parsed.accumulationUndecided() || reportsRecompute();
+}
+
+/// What the pipeline's passes cannot decide alone, since it takes a compile
+/// of its own, decided by the planner and handed to them as options:
+/// `--accumulate=auto` under `--memory-limit` (the stage option
+/// `accumulate`), and for `--report` with `--recompute` the program without
+/// recomputation (returned, for zero-report's options).
+std::optional<zero::PlanCandidate>
+decideBeforePipeline(StringRef input, DialectRegistry &registry) {
+  if (std::optional<std::string> accumulate =
+          zero::decideAccumulation(input, registry, stageFlags().optionsText()))
+    stageFlags().setDerived("accumulate", *accumulate);
+  if (!reportsRecompute())
+    return std::nullopt;
+  return zero::predictWithoutRecompute(input, registry,
+                                       stageFlags().optionsText());
 }
 
 /// The emit kind, from --emit or else from the output name.
@@ -545,7 +587,7 @@ FailureOr<zero::PlanCandidate> planConfiguration(StringRef input,
       base += " " + option.str();
   }
   zero::StageOptions parsed;
-  if (failed(parsed.parseFromString(base))) {
+  if (failed(zero::parseStageOptions(base, parsed))) {
     fail("cannot read the pipeline flags:" + base);
     return failure();
   }
@@ -583,7 +625,7 @@ FailureOr<zero::PlanCandidate> planConfiguration(StringRef input,
   std::string header = llvm::formatv(
       "zero-opt plan: world size {0}, {1} micro-batch(es) a step; time "
       "model {2}",
-      parsed.worldSize, parsed.gradAccum, parsed.timeModelText());
+      parsed.worldSize, parsed.gradAccum, parsed.timeModel().text());
   if (!autoStage)
     zero::printPlan(llvm::outs(), result, header, limits);
   const zero::PlanCandidate *chosen = result.chosen();
@@ -733,7 +775,16 @@ int main(int argc, char **argv) {
   if (stageFlags().given("stage")) {
     if (!autoStage && failed(deriveDeterministicChunks()))
       return 1;
-    FailureOr<std::string> pipeline = stagePipelineText();
+    std::optional<zero::PlanCandidate> baseline;
+    if (needsPlannerDecision()) {
+      if (!input)
+        input = loadInput(inputFilename, registry);
+      if (!input)
+        return 1;
+      baseline = decideBeforePipeline(input->getBuffer(), registry);
+    }
+    FailureOr<std::string> pipeline =
+        stagePipelineText(baseline ? &*baseline : nullptr);
     if (failed(pipeline))
       return 1;
     if (printPipeline) {

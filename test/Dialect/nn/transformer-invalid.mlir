@@ -41,7 +41,7 @@ func.func @rope_c1(%x: tensor<16x30xf32>) {
 
 // -----
 
-// A crash of the mlir fuzz target: zero-lower-to-runtime built a table of
+// A crash of the mlir fuzz target: zero-lower-to-zrt built a table of
 // 2^32 frequencies.
 func.func @rope_c4(%x: tensor<4x8589934592xf32>) {
   // expected-error @+1 {{'nn.rope' op (C4) the head dimension must be at most 65536, got 8589934592}}
