@@ -1,8 +1,10 @@
 //===- collectives.cpp - The exported zrt_* collectives -------------------===//
 //
-// Every collective's arguments are checked, its bytes counted and its
-// padded staging allocated here, alike for every backend, so the ledger is
-// the same on all of them; then the context's transport (DeviceRuntime)
+// Both entry points of every collective of the catalogue
+// (zero/zrt_collectives.def), defined from its line. Every collective's
+// arguments are checked, its bytes counted and its padded staging allocated
+// here, by its shape and alike for every backend, so the ledger is the same
+// on all of them; then the context's transport (DeviceRuntime::start)
 // starts it: MPI on the CPU's communication thread (cpu/mpi_transport.h),
 // NCCL on a GPU's communication stream.
 //
@@ -116,84 +118,60 @@ private:
   int64_t begin;
 };
 
-/// The start of an all-gather or reduce-scatter: the checks and counts they
-/// share, their staging, then `start(staging, countedBytes, info)` on the
-/// transport.
-template <typename Start>
-int64_t startPadded(zrt_context *ctx, const char *op, CollectiveKind kind,
-                    int32_t group, int32_t dtype, int64_t numel,
-                    int64_t shardNumel, const char *label, Start start) {
+/// The start of every collective: the checks and counts they share, the
+/// staging of a padded one, then the context's transport. The arguments
+/// are the start arguments of the kind's catalogue line.
+int64_t startCollective(CollectiveKind kind, zrt_context *ctx, int32_t group,
+                        int32_t dtype, const void *input, void *output,
+                        int64_t numel, int64_t shardNumel, const char *label) {
   TimedCall timed(ctx, /*isStart=*/true);
+  const CollectiveSpec &spec = collectiveSpec(kind);
+  const char *op = spec.entryPoint;
   const CommGroup &over = commGroup(ctx, group, op);
   int64_t size = dtypeSize(op, dtype), W = over.size;
-  checkShards(op, W, numel, shardNumel);
-  mpiCount(op, shardNumel);
-  mpiCount(op, W * shardNumel);
+  if (spec.padded()) {
+    checkShards(op, W, numel, shardNumel);
+    mpiCount(op, shardNumel);
+  }
+  // What moves on the wire: the padded tensor, or the one buffer.
+  int64_t tensorElements = spec.padded() ? W * shardNumel : numel;
+  mpiCount(op, tensorElements);
   checkLocalSpan(over, op);
-  count(ctx, kind, group,
-        zrt_traffic_elements((zrt_collective)kind, numel, shardNumel, W), size);
-  void *staging = stagingFor(ctx, over, numel, shardNumel, size);
-  int64_t padded = W * shardNumel * size;
-  CollectiveInfo info = infoFor(ctx, kind, group, padded, label);
+  int64_t traffic =
+      zrt_traffic_elements((zrt_collective)kind, numel, shardNumel, W);
+  count(ctx, kind, group, traffic, size);
+  CollectiveCall call;
+  call.dtype = dtype;
+  call.input = input;
+  call.output = output;
+  call.numel = numel;
+  call.shardNumel = shardNumel;
+  if (spec.padded())
+    call.staging = stagingFor(ctx, over, numel, shardNumel, size);
+  call.countedBytes = traffic * size;
+  call.info = infoFor(ctx, kind, group, tensorElements * size, label);
   int64_t issued = ScheduleCheck::nowNs();
-  int64_t handle = start(staging, padded, info);
+  int64_t handle = ctx->runtime->start(call);
   if (ctx->checkSchedule)
-    ctx->schedule->started(info, handle, issued);
-  if (staging)
-    ctx->stagingByHandle[handle] = staging;
+    ctx->schedule->started(call.info, handle, issued);
+  if (call.staging)
+    ctx->stagingByHandle[handle] = call.staging;
   return handle;
 }
+
+/// startCollective for one kind, called with a catalogue line's start
+/// arguments.
+struct Start {
+  CollectiveKind kind;
+  int64_t operator()(zrt_context *ctx, int32_t group, int32_t dtype,
+                     const void *input, void *output, int64_t numel,
+                     int64_t shardNumel, const char *label) const {
+    return startCollective(kind, ctx, group, dtype, input, output, numel,
+                           shardNumel, label);
+  }
+};
 
 } // namespace
-
-extern "C" int64_t zrt_all_gather_start(zrt_context *ctx, int32_t group,
-                                        int32_t dtype, const void *shard,
-                                        void *full, int64_t numel,
-                                        int64_t shardNumel, const char *label) {
-  return startPadded(ctx, "zrt_all_gather", AllGather, group, dtype, numel,
-                     shardNumel, label,
-                     [=](void *staging, int64_t counted,
-                         const CollectiveInfo &info) {
-                       return ctx->runtime->startAllGather(
-                           dtype, shard, full, numel, shardNumel, staging,
-                           counted, info);
-                     });
-}
-
-extern "C" int64_t zrt_reduce_scatter_start(zrt_context *ctx, int32_t group,
-                                            int32_t dtype, const void *full,
-                                            void *shard, int64_t numel,
-                                            int64_t shardNumel,
-                                            const char *label) {
-  return startPadded(ctx, "zrt_reduce_scatter", ReduceScatter, group, dtype,
-                     numel, shardNumel, label,
-                     [=](void *staging, int64_t counted,
-                         const CollectiveInfo &info) {
-                       return ctx->runtime->startReduceScatter(
-                           dtype, full, shard, numel, shardNumel, staging,
-                           counted, info);
-                     });
-}
-
-extern "C" int64_t zrt_all_reduce_start(zrt_context *ctx, int32_t group,
-                                        int32_t dtype, const void *x, void *y,
-                                        int64_t n, const char *label) {
-  TimedCall timed(ctx, /*isStart=*/true);
-  const char *op = "zrt_all_reduce";
-  const CommGroup &over = commGroup(ctx, group, op);
-  int64_t size = dtypeSize(op, dtype);
-  mpiCount(op, n);
-  checkLocalSpan(over, op);
-  count(ctx, AllReduce, group,
-        zrt_traffic_elements(ZRT_ALL_REDUCE, n, n, over.size), size);
-  CollectiveInfo info = infoFor(ctx, AllReduce, group, n * size, label);
-  int64_t issued = ScheduleCheck::nowNs();
-  int64_t handle =
-      ctx->runtime->startAllReduce(dtype, x, y, n, 2 * n * size, info);
-  if (ctx->checkSchedule)
-    ctx->schedule->started(info, handle, issued);
-  return handle;
-}
 
 extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
   TimedCall timed(ctx, /*isStart=*/false);
@@ -208,23 +186,13 @@ extern "C" void zrt_wait(zrt_context *ctx, int64_t handle) {
   }
 }
 
-extern "C" void zrt_all_gather(zrt_context *ctx, int32_t group, int32_t dtype,
-                               const void *shard, void *full, int64_t numel,
-                               int64_t shardNumel, const char *label) {
-  zrt_wait(ctx, zrt_all_gather_start(ctx, group, dtype, shard, full, numel,
-                                     shardNumel, label));
-}
-
-extern "C" void zrt_reduce_scatter(zrt_context *ctx, int32_t group,
-                                   int32_t dtype, const void *full, void *shard,
-                                   int64_t numel, int64_t shardNumel,
-                                   const char *label) {
-  zrt_wait(ctx, zrt_reduce_scatter_start(ctx, group, dtype, full, shard, numel,
-                                         shardNumel, label));
-}
-
-extern "C" void zrt_all_reduce(zrt_context *ctx, int32_t group, int32_t dtype,
-                               const void *x, void *y, int64_t n,
-                               const char *label) {
-  zrt_wait(ctx, zrt_all_reduce_start(ctx, group, dtype, x, y, n, label));
-}
+// Both entry points of every collective of the catalogue: the start, and
+// the blocking form, a start and a wait.
+#define ZRT_COLLECTIVE(KIND, name, RuntimeName, shape, elements, traffic,      \
+                       params, args)                                           \
+  extern "C" int64_t zrt_##name##_start params {                               \
+    return Start{RuntimeName} args;                                            \
+  }                                                                            \
+  extern "C" void zrt_##name params { zrt_wait(ctx, Start{RuntimeName} args); }
+#include "zero/zrt_collectives.def"
+#undef ZRT_COLLECTIVE

@@ -45,12 +45,21 @@ static void flatGroups(zrt_context *ctx) {
   ctx->groups[ZRT_GROUP_REPLICA] = CommGroup();
 }
 
+static const CollectiveSpec kCollectiveSpecs[NumCollectiveKinds] = {
+#define ZRT_COLLECTIVE(KIND, name, RuntimeName, shape, ...)                    \
+  {#name, "zrt_" #name, CollectiveShape::shape},
+#include "zero/zrt_collectives.def"
+#undef ZRT_COLLECTIVE
+};
+
+const CollectiveSpec &collectiveSpec(CollectiveKind kind) {
+  return kCollectiveSpecs[kind];
+}
+
 const char *collectiveName(int kind) {
-  static const char *const names[NumCollectiveKinds] = {
-      "all_gather", "reduce_scatter", "all_reduce"};
   if (kind < 0 || kind >= NumCollectiveKinds)
     return "invalid";
-  return names[kind];
+  return kCollectiveSpecs[kind].name;
 }
 
 zrt_context *createContext(MPI_Comm comm) {

@@ -100,13 +100,32 @@ struct CommGroup {
 /// zrt_group ("invalid" for anything else).
 const char *groupName(int group);
 
-/// zrt.h's collective kinds, under the runtime's names.
+/// zrt.h's collective kinds, under the runtime's names: one per line of the
+/// catalogue (zero/zrt_collectives.def).
 enum CollectiveKind {
-  AllGather = ZRT_ALL_GATHER,
-  ReduceScatter = ZRT_REDUCE_SCATTER,
-  AllReduce = ZRT_ALL_REDUCE,
+#define ZRT_COLLECTIVE(KIND, name, RuntimeName, ...) RuntimeName = ZRT_##KIND,
+#include "zero/zrt_collectives.def"
+#undef ZRT_COLLECTIVE
   NumCollectiveKinds
 };
+static_assert(int(NumCollectiveKinds) == int(ZRT_NUM_COLLECTIVES),
+              "CollectiveKind mirrors zrt_collective");
+
+/// How a collective's sizes relate (the catalogue's shape column).
+enum class CollectiveShape { Gather, Scatter, Whole };
+
+/// A collective's line of the catalogue, as the runtime reads it.
+struct CollectiveSpec {
+  /// "all_gather": the ledger, the trace and the watchdog's messages.
+  const char *name;
+  /// "zrt_all_gather": what a bad call's message names.
+  const char *entryPoint;
+  CollectiveShape shape;
+  /// Gather and Scatter: shards of S elements, W*S of them at least the
+  /// tensor's numel, staged when more (abi/collectives.cpp).
+  bool padded() const { return shape != CollectiveShape::Whole; }
+};
+const CollectiveSpec &collectiveSpec(CollectiveKind kind);
 
 /// Calls and bytes moved per rank, per collective kind and per group (see
 /// abi/collectives.cpp for how bytes are counted): each collective counts
@@ -138,6 +157,8 @@ struct StepPosition {
 const char *categoryName(int category);
 /// The name of arena `index` (a category, or ZRT_ARENA_SHARED: "shared").
 const char *arenaName(int index);
+/// The catalogue's name of `kind` ("invalid" for anything else: a kind
+/// read from another rank).
 const char *collectiveName(int kind);
 
 class CommQueue;

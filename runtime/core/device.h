@@ -44,6 +44,27 @@ struct DeviceKernels {
 #undef ZRT_KERNEL
 };
 
+/// One collective as abi/collectives.cpp hands it to the transport: the
+/// start arguments of its catalogue line (zero/zrt_collectives.def), plus
+/// what the start decided.
+struct CollectiveCall {
+  /// Its kind (a CollectiveKind), group, tensor bytes and label, and where
+  /// it stands in the step.
+  CollectiveInfo info;
+  int32_t dtype = 0;
+  const void *input = nullptr;
+  void *output = nullptr;
+  /// Elements of the whole tensor (N), and of one rank's shard (S; N for a
+  /// collective of the Whole shape).
+  int64_t numel = 0;
+  int64_t shardNumel = 0;
+  /// Null, or W*S elements of zero-filled memory for a padded collective
+  /// whose tensor does not split evenly.
+  void *staging = nullptr;
+  /// The bytes the ledger counted for it (the trace shows them).
+  int64_t countedBytes = 0;
+};
+
 /// The alignment of every buffer zrt_alloc returns and of every arena
 /// offset (zero-plan-memory plans with the same).
 constexpr int64_t kBufferAlignment = 64;
@@ -164,22 +185,13 @@ public:
 
   /// The collectives' transport. abi/collectives.cpp checks the arguments,
   /// counts the bytes and allocates (and later frees) the staging of padded
-  /// collectives alike for every backend, then hands over here. `staging`
-  /// is null or W*S elements of zero-filled memory. Returns the handle
-  /// (> 0). Each transport records its collectives on the trace's comm
-  /// track (with --trace), and keeps `info` for its watchdog's message.
-  virtual int64_t startAllGather(int32_t dtype, const void *shard, void *full,
-                                 int64_t numel, int64_t shardNumel,
-                                 void *staging, int64_t countedBytes,
-                                 const CollectiveInfo &info) = 0;
-  virtual int64_t startReduceScatter(int32_t dtype, const void *full,
-                                     void *shard, int64_t numel,
-                                     int64_t shardNumel, void *staging,
-                                     int64_t countedBytes,
-                                     const CollectiveInfo &info) = 0;
-  virtual int64_t startAllReduce(int32_t dtype, const void *x, void *y,
-                                 int64_t n, int64_t countedBytes,
-                                 const CollectiveInfo &info) = 0;
+  /// collectives alike for every backend, then hands every collective of
+  /// the catalogue (zero/zrt_collectives.def) over here; each backend
+  /// dispatches on call.info.kind to its implementation of that kind.
+  /// Returns the handle (> 0). Each transport records its collectives on
+  /// the trace's comm track (with --trace), and keeps call.info for its
+  /// watchdog's message.
+  virtual int64_t start(const CollectiveCall &call) = 0;
   /// Orders the work queued after this call behind the collective of
   /// `handle` (the CPU blocks until it has run); an unknown handle or a
   /// second wait stops the job with the CPU backend's message.

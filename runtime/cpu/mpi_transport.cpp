@@ -234,7 +234,7 @@ void checkSameCollective(zrt_context *ctx, const CollectiveInfo &info) {
 
 /// Hands `run` to the context's queue; `info` labels the trace and the
 /// watchdog's message.
-int64_t startCollective(zrt_context *ctx, const CollectiveInfo &info,
+int64_t queueCollective(zrt_context *ctx, const CollectiveInfo &info,
                         int64_t countedBytes, std::function<void()> run) {
   CommOp op;
   if (ctx->checkCollectives && ctx->comm != MPI_COMM_NULL) {
@@ -256,30 +256,36 @@ int64_t startCollective(zrt_context *ctx, const CollectiveInfo &info,
 
 //===--- The work, on the communication thread ----------------------------===//
 
-void runAllGather(const CommGroup &group, int32_t dtype, const void *shard,
-                  void *full, int64_t numel, int64_t shardNumel,
-                  void *staging) {
-  const char *op = "zrt_all_gather";
-  Wire wire = wireFor(group, op, dtype);
+// One per collective of the catalogue (zero/zrt_collectives.def), over
+// `group`: libzrt does not link (--no-undefined) without each.
+#define ZRT_COLLECTIVE(KIND, name, RuntimeName, ...)                           \
+  void run##RuntimeName(const CommGroup &group, const CollectiveCall &call);
+#include "zero/zrt_collectives.def"
+#undef ZRT_COLLECTIVE
+
+void runAllGather(const CommGroup &group, const CollectiveCall &call) {
+  const void *shard = call.input;
+  void *full = call.output;
+  Wire wire = wireFor(group, "zrt_all_gather", call.dtype);
   if (group.comm == MPI_COMM_NULL) {
-    std::memmove(full, shard, numel * wire.size);
+    std::memmove(full, shard, call.numel * wire.size);
     return;
   }
   // MPI writes W*S elements; full holds only numel, so a padded tensor is
   // gathered into the staging buffer of the start and its prefix kept.
-  void *receive = staging ? staging : full;
-  int countPerRank = (int)shardNumel; // checked at start
+  void *receive = call.staging ? call.staging : full;
+  int countPerRank = (int)call.shardNumel; // checked at start
   ZRT_MPI_CHECK(MPI_Allgather(shard, countPerRank, wire.type, receive,
                               countPerRank, wire.type, group.comm));
-  if (staging)
-    std::memcpy(full, staging, numel * wire.size);
+  if (call.staging)
+    std::memcpy(full, call.staging, call.numel * wire.size);
 }
 
-void runReduceScatter(const CommGroup &group, int32_t dtype, const void *full,
-                      void *shard, int64_t numel, int64_t shardNumel,
-                      void *staging) {
-  const char *op = "zrt_reduce_scatter";
-  Wire wire = wireFor(group, op, dtype);
+void runReduceScatter(const CommGroup &group, const CollectiveCall &call) {
+  const void *full = call.input;
+  void *shard = call.output;
+  int64_t numel = call.numel, shardNumel = call.shardNumel;
+  Wire wire = wireFor(group, "zrt_reduce_scatter", call.dtype);
   if (group.comm == MPI_COMM_NULL) {
     std::memmove(shard, full, numel * wire.size);
     std::memset((char *)shard + numel * wire.size, 0,
@@ -289,14 +295,14 @@ void runReduceScatter(const CommGroup &group, int32_t dtype, const void *full,
   // MPI reads W*S elements; when the tensor is shorter, reduce a zero-padded
   // copy in the staging buffer of the start rather than read past it.
   const void *send = full;
-  if (staging) {
-    std::memcpy(staging, full, numel * wire.size);
-    send = staging;
+  if (call.staging) {
+    std::memcpy(call.staging, full, numel * wire.size);
+    send = call.staging;
   }
   if (group.size > 1 && group.size * shardNumel * wire.size >= kExchangeMinBytes) {
     Parts parts{[=](int q) { return q * shardNumel; },
                 [=](int q) { return (q + 1) * shardNumel; }};
-    reduceByExchange(group, dtype, wire, static_cast<const char *>(send),
+    reduceByExchange(group, call.dtype, wire, static_cast<const char *>(send),
                      static_cast<char *>(shard), parts);
     return;
   }
@@ -304,9 +310,11 @@ void runReduceScatter(const CommGroup &group, int32_t dtype, const void *full,
                                          wire.type, wire.sum, group.comm));
 }
 
-void runAllReduce(const CommGroup &group, int32_t dtype, const void *x, void *y,
-                  int64_t n) {
-  Wire wire = wireFor(group, "zrt_all_reduce", dtype);
+void runAllReduce(const CommGroup &group, const CollectiveCall &call) {
+  const void *x = call.input;
+  void *y = call.output;
+  int64_t n = call.numel;
+  Wire wire = wireFor(group, "zrt_all_reduce", call.dtype);
   if (group.comm == MPI_COMM_NULL) {
     if (n > 0 && x != y)
       std::memmove(y, x, n * wire.size);
@@ -319,7 +327,7 @@ void runAllReduce(const CommGroup &group, int32_t dtype, const void *x, void *y,
     Parts parts{[=](int q) { return std::min(n, q * part); },
                 [=](int q) { return std::min(n, (q + 1) * part); }};
     char *yBytes = static_cast<char *>(y);
-    reduceByExchange(group, dtype, wire, static_cast<const char *>(x),
+    reduceByExchange(group, call.dtype, wire, static_cast<const char *>(x),
                      yBytes + parts.begin(group.rank) * wire.size, parts);
     std::vector<int> counts(group.size), offsets(group.size);
     for (int q = 0; q < group.size; ++q) {
@@ -336,38 +344,27 @@ void runAllReduce(const CommGroup &group, int32_t dtype, const void *x, void *y,
       MPI_Allreduce(send, y, (int)n, wire.type, wire.sum, group.comm));
 }
 
+/// The collective of `call`, by its kind's run<RuntimeName>.
+void run(const CommGroup &group, const CollectiveCall &call) {
+  switch (call.info.kind) {
+#define ZRT_COLLECTIVE(KIND, name, RuntimeName, ...)                           \
+  case RuntimeName:                                                            \
+    return run##RuntimeName(group, call);
+#include "zero/zrt_collectives.def"
+#undef ZRT_COLLECTIVE
+  }
+  fatal("a collective of unknown kind %d", int(call.info.kind));
+}
+
 } // namespace
 
 //===--- The transport ----------------------------------------------------===//
 
-int64_t zrt::cpu::startAllGather(zrt_context *ctx, int32_t dtype,
-                                 const void *shard, void *full, int64_t numel,
-                                 int64_t shardNumel, void *staging,
-                                 int64_t countedBytes,
-                                 const CollectiveInfo &info) {
-  CommGroup group = ctx->groups[info.group];
-  return startCollective(ctx, info, countedBytes, [=] {
-    runAllGather(group, dtype, shard, full, numel, shardNumel, staging);
-  });
-}
-
-int64_t zrt::cpu::startReduceScatter(zrt_context *ctx, int32_t dtype,
-                                     const void *full, void *shard,
-                                     int64_t numel, int64_t shardNumel,
-                                     void *staging, int64_t countedBytes,
-                                     const CollectiveInfo &info) {
-  CommGroup group = ctx->groups[info.group];
-  return startCollective(ctx, info, countedBytes, [=] {
-    runReduceScatter(group, dtype, full, shard, numel, shardNumel, staging);
-  });
-}
-
-int64_t zrt::cpu::startAllReduce(zrt_context *ctx, int32_t dtype, const void *x,
-                                 void *y, int64_t n, int64_t countedBytes,
-                                 const CollectiveInfo &info) {
-  CommGroup group = ctx->groups[info.group];
-  return startCollective(ctx, info, countedBytes,
-                         [=] { runAllReduce(group, dtype, x, y, n); });
+int64_t zrt::cpu::startCollective(zrt_context *ctx,
+                                  const CollectiveCall &call) {
+  CommGroup group = ctx->groups[call.info.group];
+  return queueCollective(ctx, call.info, call.countedBytes,
+                         [=] { run(group, call); });
 }
 
 void zrt::cpu::waitCollective(zrt_context *ctx, int64_t handle) {

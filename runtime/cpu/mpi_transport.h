@@ -20,19 +20,10 @@
 
 namespace zrt::cpu {
 
-/// DeviceRuntime::startAllGather, startReduceScatter and startAllReduce:
-/// the same arguments, for `ctx`.
-int64_t startAllGather(zrt_context *ctx, int32_t dtype, const void *shard,
-                       void *full, int64_t numel, int64_t shardNumel,
-                       void *staging, int64_t countedBytes,
-                       const CollectiveInfo &info);
-int64_t startReduceScatter(zrt_context *ctx, int32_t dtype, const void *full,
-                           void *shard, int64_t numel, int64_t shardNumel,
-                           void *staging, int64_t countedBytes,
-                           const CollectiveInfo &info);
-int64_t startAllReduce(zrt_context *ctx, int32_t dtype, const void *x, void *y,
-                       int64_t n, int64_t countedBytes,
-                       const CollectiveInfo &info);
+/// DeviceRuntime::start for `ctx`: queues the collective of `call` on the
+/// communication thread, which runs the catalogue's run<RuntimeName>
+/// (zero/zrt_collectives.def) for its kind.
+int64_t startCollective(zrt_context *ctx, const CollectiveCall &call);
 
 /// DeviceRuntime::wait: blocks until the collective of `handle` has run (a
 /// wait that blocks is a "wait" slice on the trace).
@@ -48,24 +39,8 @@ class MpiTransportRuntime : public DeviceRuntime {
 public:
   explicit MpiTransportRuntime(zrt_context *ctx) : ctx(ctx) {}
 
-  int64_t startAllGather(int32_t dtype, const void *shard, void *full,
-                         int64_t numel, int64_t shardNumel, void *staging,
-                         int64_t countedBytes,
-                         const CollectiveInfo &info) override {
-    return cpu::startAllGather(ctx, dtype, shard, full, numel, shardNumel,
-                               staging, countedBytes, info);
-  }
-  int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
-                             int64_t numel, int64_t shardNumel, void *staging,
-                             int64_t countedBytes,
-                             const CollectiveInfo &info) override {
-    return cpu::startReduceScatter(ctx, dtype, full, shard, numel, shardNumel,
-                                   staging, countedBytes, info);
-  }
-  int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
-                         int64_t countedBytes,
-                         const CollectiveInfo &info) override {
-    return cpu::startAllReduce(ctx, dtype, x, y, n, countedBytes, info);
+  int64_t start(const CollectiveCall &call) override {
+    return cpu::startCollective(ctx, call);
   }
   void wait(int64_t handle) override { waitCollective(ctx, handle); }
   std::vector<int64_t> unwaited() const override {

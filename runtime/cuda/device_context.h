@@ -86,17 +86,14 @@ public:
   std::vector<WorkspacePart> workspaceParts() const override;
 
   // DeviceRuntime (collectives: nccl_collectives.cpp).
-  int64_t startAllGather(int32_t dtype, const void *shard, void *full,
-                         int64_t numel, int64_t shardNumel, void *staging,
-                         int64_t countedBytes,
-                         const CollectiveInfo &info) override;
-  int64_t startReduceScatter(int32_t dtype, const void *full, void *shard,
-                             int64_t numel, int64_t shardNumel, void *staging,
-                             int64_t countedBytes,
-                             const CollectiveInfo &info) override;
-  int64_t startAllReduce(int32_t dtype, const void *x, void *y, int64_t n,
-                         int64_t countedBytes,
-                         const CollectiveInfo &info) override;
+  int64_t start(const CollectiveCall &call) override;
+  // What start() enqueues on the communication stream for each collective
+  // of the catalogue (zero/zrt_collectives.def), over `over` (null: this
+  // rank alone, where it is a copy): libzrt does not link without each.
+#define ZRT_COLLECTIVE(KIND, name, RuntimeName, ...)                           \
+  void enqueue##RuntimeName(const CollectiveCall &call, ncclComm_t over);
+#include "zero/zrt_collectives.def"
+#undef ZRT_COLLECTIVE
   void wait(int64_t handle) override;
   std::vector<int64_t> unwaited() const override;
 

@@ -2,8 +2,9 @@
 //
 // abi/collectives.cpp checks every collective's arguments, counts its bytes
 // and allocates its padded staging the same way on every backend (so the
-// ledger is the same); on a GPU it then calls the start functions here,
-// which enqueue the transfer on the communication stream:
+// ledger is the same); on a GPU it then calls start() here, which enqueues
+// the transfer on the communication stream by the function of its kind
+// (enqueue<RuntimeName>, one per line of zero/zrt_collectives.def):
 //
 //   compute: ... kernels ... [record inputsReady]        [wait done] ...
 //   comm:                     [wait inputsReady] NCCL call [record done]
@@ -225,87 +226,94 @@ int64_t CudaRuntime::startCollective(const CollectiveInfo &info,
   return handle;
 }
 
-int64_t CudaRuntime::startAllGather(int32_t dtype, const void *shard,
-                                    void *full, int64_t numel,
-                                    int64_t shardNumel, void *staging,
-                                    int64_t countedBytes,
-                                    const CollectiveInfo &info) {
-  refuseExact("zrt_all_gather", dtype);
-  size_t size = elementSize(dtype);
-  ncclComm_t over = groupComms[info.group];
-  return startCollective(info, countedBytes, [&] {
-    if (!over) {
-      // One rank: the gathered tensor is the shard (its padding dropped).
-      if (numel > 0 && full != shard)
-        ZRT_CUDA_CHECK(cudaMemcpyAsync(full, shard, numel * size,
-                                       cudaMemcpyDeviceToDevice, comm));
-      return;
+int64_t CudaRuntime::start(const CollectiveCall &call) {
+  refuseExact(collectiveSpec(CollectiveKind(call.info.kind)).entryPoint,
+              call.dtype);
+  ncclComm_t over = groupComms[call.info.group];
+  return startCollective(call.info, call.countedBytes, [&] {
+    switch (call.info.kind) {
+#define ZRT_COLLECTIVE(KIND, name, RuntimeName, ...)                           \
+  case RuntimeName:                                                            \
+    return enqueue##RuntimeName(call, over);
+#include "zero/zrt_collectives.def"
+#undef ZRT_COLLECTIVE
     }
-    void *receive = staging ? staging : full;
-    if (shardNumel > 0)
-      ZRT_NCCL_CHECK("all_gather",
-                     ncclAllGather(shard, receive, (size_t)shardNumel,
-                                   ncclType(dtype), over, comm));
-    if (staging && numel > 0)
-      ZRT_CUDA_CHECK(cudaMemcpyAsync(full, staging, numel * size,
+    fatal("a collective of unknown kind %d", int(call.info.kind));
+  });
+}
+
+void CudaRuntime::enqueueAllGather(const CollectiveCall &call,
+                                   ncclComm_t over) {
+  const void *shard = call.input;
+  void *full = call.output;
+  int64_t numel = call.numel;
+  size_t size = elementSize(call.dtype);
+  if (!over) {
+    // One rank: the gathered tensor is the shard (its padding dropped).
+    if (numel > 0 && full != shard)
+      ZRT_CUDA_CHECK(cudaMemcpyAsync(full, shard, numel * size,
                                      cudaMemcpyDeviceToDevice, comm));
-  });
+    return;
+  }
+  void *receive = call.staging ? call.staging : full;
+  if (call.shardNumel > 0)
+    ZRT_NCCL_CHECK("all_gather",
+                   ncclAllGather(shard, receive, (size_t)call.shardNumel,
+                                 ncclType(call.dtype), over, comm));
+  if (call.staging && numel > 0)
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(full, call.staging, numel * size,
+                                   cudaMemcpyDeviceToDevice, comm));
 }
 
-int64_t CudaRuntime::startReduceScatter(int32_t dtype, const void *full,
-                                        void *shard, int64_t numel,
-                                        int64_t shardNumel, void *staging,
-                                        int64_t countedBytes,
-                                        const CollectiveInfo &info) {
-  refuseExact("zrt_reduce_scatter", dtype);
-  size_t size = elementSize(dtype);
-  ncclComm_t over = groupComms[info.group];
-  return startCollective(info, countedBytes, [&] {
-    if (!over) {
-      // One rank: the shard is the tensor, zero padded.
-      if (numel > 0 && shard != full)
-        ZRT_CUDA_CHECK(cudaMemcpyAsync(shard, full, numel * size,
-                                       cudaMemcpyDeviceToDevice, comm));
-      if (shardNumel > numel)
-        ZRT_CUDA_CHECK(cudaMemsetAsync((char *)shard + numel * size, 0,
-                                       (shardNumel - numel) * size, comm));
-      return;
-    }
-    // NCCL reads W*S elements; a shorter tensor is reduced from a copy in
-    // the staging buffer, whose padding zrt_alloc zeroed.
-    const void *send = full;
-    if (staging) {
-      if (numel > 0)
-        ZRT_CUDA_CHECK(cudaMemcpyAsync(staging, full, numel * size,
-                                       cudaMemcpyDeviceToDevice, comm));
-      send = staging;
-    }
-    if (shardNumel > 0)
-      ZRT_NCCL_CHECK("reduce_scatter",
-                     ncclReduceScatter(send, shard, (size_t)shardNumel,
-                                       ncclType(dtype), ncclSum, over, comm));
-  });
+void CudaRuntime::enqueueReduceScatter(const CollectiveCall &call,
+                                       ncclComm_t over) {
+  const void *full = call.input;
+  void *shard = call.output;
+  int64_t numel = call.numel, shardNumel = call.shardNumel;
+  size_t size = elementSize(call.dtype);
+  if (!over) {
+    // One rank: the shard is the tensor, zero padded.
+    if (numel > 0 && shard != full)
+      ZRT_CUDA_CHECK(cudaMemcpyAsync(shard, full, numel * size,
+                                     cudaMemcpyDeviceToDevice, comm));
+    if (shardNumel > numel)
+      ZRT_CUDA_CHECK(cudaMemsetAsync((char *)shard + numel * size, 0,
+                                     (shardNumel - numel) * size, comm));
+    return;
+  }
+  // NCCL reads W*S elements; a shorter tensor is reduced from a copy in
+  // the staging buffer, whose padding zrt_alloc zeroed.
+  const void *send = full;
+  if (call.staging) {
+    if (numel > 0)
+      ZRT_CUDA_CHECK(cudaMemcpyAsync(call.staging, full, numel * size,
+                                     cudaMemcpyDeviceToDevice, comm));
+    send = call.staging;
+  }
+  if (shardNumel > 0)
+    ZRT_NCCL_CHECK("reduce_scatter",
+                   ncclReduceScatter(send, shard, (size_t)shardNumel,
+                                     ncclType(call.dtype), ncclSum, over,
+                                     comm));
 }
 
-int64_t CudaRuntime::startAllReduce(int32_t dtype, const void *x, void *y,
-                                    int64_t n, int64_t countedBytes,
-                                    const CollectiveInfo &info) {
-  refuseExact("zrt_all_reduce", dtype);
-  size_t size = elementSize(dtype);
-  ncclComm_t over = groupComms[info.group];
-  return startCollective(info, countedBytes, [&] {
-    if (!over) {
-      if (n > 0 && x != y)
-        ZRT_CUDA_CHECK(
-            cudaMemcpyAsync(y, x, n * size, cudaMemcpyDeviceToDevice, comm));
-      return;
-    }
-    // In place (x == y) is NCCL's own in-place form.
-    if (n > 0)
-      ZRT_NCCL_CHECK(
-          "all_reduce",
-          ncclAllReduce(x, y, (size_t)n, ncclType(dtype), ncclSum, over, comm));
-  });
+void CudaRuntime::enqueueAllReduce(const CollectiveCall &call,
+                                   ncclComm_t over) {
+  const void *x = call.input;
+  void *y = call.output;
+  int64_t n = call.numel;
+  size_t size = elementSize(call.dtype);
+  if (!over) {
+    if (n > 0 && x != y)
+      ZRT_CUDA_CHECK(
+          cudaMemcpyAsync(y, x, n * size, cudaMemcpyDeviceToDevice, comm));
+    return;
+  }
+  // In place (x == y) is NCCL's own in-place form.
+  if (n > 0)
+    ZRT_NCCL_CHECK("all_reduce",
+                   ncclAllReduce(x, y, (size_t)n, ncclType(call.dtype), ncclSum,
+                                 over, comm));
 }
 
 void CudaRuntime::wait(int64_t handle) {
