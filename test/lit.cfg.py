@@ -22,6 +22,8 @@ config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
 # and results do not depend on the thread count.
 config.environment["OPENBLAS_NUM_THREADS"] = "1"
 config.environment["OMP_NUM_THREADS"] = "1"
+# So a variable captured in one function's checks is not silently reused in the next's.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 for var in ("HOME", "TMPDIR", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -4,7 +4,7 @@
 // column blocks each send a gradient back (summed), the rotated query's
 // gradient is rotated back (with the same base and scaling), and the tied table sums the embedding's and the
 // head's gradients.
-// CHECK-LABEL: func @train_step
+// CHECK-LABEL: func.func @train_step
 // CHECK-SAME: %[[TOK:[^:]*]]: tensor<8xi32> {nn.data = "tokens"}
 // CHECK-SAME: %[[WTE:[^:]*]]: tensor<16x8xf32> {nn.param = "wte.weight"}
 // Forward:

@@ -2,7 +2,7 @@
 
 // A two-layer MLP: the backward ops come in reverse order of the forward
 // ops, and @train_step returns the loss and one gradient per parameter.
-// CHECK-LABEL: func @train_step
+// CHECK-LABEL: func.func @train_step
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<4x3xf32>, %[[L:[^:]*]]: tensor<4xi32>, %[[W0:[^:]*]]: tensor<3x5xf32> {nn.param = "fc0.weight"}, %[[B0:[^:]*]]: tensor<5xf32> {nn.param = "fc0.bias"}, %[[W1:[^:]*]]: tensor<5x2xf32> {nn.param = "fc1.weight"}, %[[B1:[^:]*]]: tensor<2xf32> {nn.param = "fc1.bias"})
 // CHECK-SAME: -> (tensor<f32>, tensor<3x5xf32> {nn.grad_of = 2 : i64}, tensor<5xf32> {nn.grad_of = 3 : i64}, tensor<5x2xf32> {nn.grad_of = 4 : i64}, tensor<2xf32> {nn.grad_of = 5 : i64})
 // CHECK: %[[H0:.*]] = nn.matmul %[[X]], %[[W0]]
@@ -38,7 +38,7 @@ func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,
 
 // A residual connection uses %h twice: its gradients are summed; a
 // parameter the loss does not depend on gets a zero gradient.
-// CHECK-LABEL: func @train_step
+// CHECK-LABEL: func.func @train_step
 // CHECK: %[[H:.*]] = nn.matmul
 // CHECK: %[[G:.*]] = nn.gelu %[[H]]
 // CHECK: nn.add %[[H]], %[[G]]

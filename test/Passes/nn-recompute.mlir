@@ -48,6 +48,7 @@
 // read the same clones. The closing matmul and add are not run again: the
 // backward reads only their gradients.
 // CHAIN: module attributes {zero.recompute = {ops = 3 : i64, units = ["layers.0"]}}
+// CHAIN-LABEL: func.func @train_step
 // CHAIN: %[[PRE:.*]] = nn.matmul %{{.*}}, %arg3 :
 // CHAIN: %[[GRAD_IN:.*]] = nn.matmul %{{.*}}, %arg4 transpose_rhs
 // CHAIN-NEXT: %[[NORM:.*]] = nn.rms_norm %arg0, %arg2 {{{.*}}nn.recomputed = "layers.0"}

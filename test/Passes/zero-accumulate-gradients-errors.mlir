@@ -9,4 +9,4 @@ module {
 }
 
 // One micro-batch: nothing is accumulated, so the mode is not read.
-// ONE: func.func @train_step
+// ONE-LABEL: func.func @train_step

@@ -4,7 +4,7 @@
 // step, beta1, beta2, eps and weight_decay are appended (runtime scalars);
 // the new parameters and moments are returned, each tied to the argument it
 // replaces by zero.updates.
-// CHECK-LABEL: func @train_step
+// CHECK-LABEL: func.func @train_step
 // CHECK-SAME: %[[W:[^:]*]]: tensor<3x5xf32> {nn.param = "fc.weight"}, %[[B:[^:]*]]: tensor<5xf32> {nn.param = "fc.bias"}
 // CHECK-SAME: %[[MW:[^:]*]]: tensor<3x5xf32> {nn.adam_m = "fc.weight"}, %[[VW:[^:]*]]: tensor<3x5xf32> {nn.adam_v = "fc.weight"}
 // CHECK-SAME: %[[MB:[^:]*]]: tensor<5xf32> {nn.adam_m = "fc.bias"}, %[[VB:[^:]*]]: tensor<5xf32> {nn.adam_v = "fc.bias"}

@@ -6,7 +6,7 @@
 // Stage 3, units h.0 and h.1 (weight + bias each) and a head of its own.
 // Each unit's shards are packed and gathered by one all-gather where its
 // first parameter was gathered; the head is gathered alone.
-// CHECK-LABEL: func @train_step
+// CHECK-LABEL: func.func @train_step
 // CHECK-SAME: %[[W0:[^:]*]]: tensor<8xf32> {nn.param = "h.0.fc.weight"
 // CHECK-SAME: %[[B0:[^:]*]]: tensor<3xf32> {nn.param = "h.0.fc.bias"
 // CHECK-SAME: %[[W1:[^:]*]]: tensor<13xf32> {nn.param = "h.1.fc.weight"
@@ -41,6 +41,7 @@
 
 // Stage 0: the all-reduces of gradients are bucketed the same way (one
 // chunk); the loss's all-reduce is not a gradient and stays alone.
+// STAGE0-LABEL: func.func @train_step
 // STAGE0: %[[B:.*]] = zero.pack %{{.*}}, %{{.*}} chunks(1) : tensor<5x2xf32>, tensor<5xf32> -> tensor<15xf32>
 // STAGE0-NEXT: %[[R:.*]] = zero.all_reduce %[[B]] over @dp : tensor<15xf32>
 // STAGE0: zero.all_reduce %{{.*}} over @dp : tensor<5x5xf32>
@@ -54,6 +55,7 @@
 
 // Prefetch carries a unit's pack with its gather: h.1's bucket is packed
 // and started as h.0's gathered copy is waited for.
+// OVERLAP-LABEL: func.func @train_step
 // OVERLAP: %[[S0:.*]] = zero.all_gather_start %{{.*}} : tensor<11xf32>
 // OVERLAP-NEXT: zero.pack %{{.*}}, %{{.*}} chunks(1) : tensor<13xf32>, tensor<3xf32> -> tensor<16xf32>
 // OVERLAP-NEXT: zero.all_gather_start %{{.*}} : tensor<16xf32>

@@ -19,9 +19,9 @@
 // RUN: not zero-opt %t.host.mlir --zero-check-memory-limit="limit=1KiB host-limit=0.1KB" 2>&1 | FileCheck %s --check-prefix=HOST-UNIT
 // RUN: not zero-opt %t.host.mlir --zero-check-memory-limit=host-limit=lots 2>&1 | FileCheck %s --check-prefix=HOST-BAD
 
-// FITS: func.func @zero_program_describe
+// FITS-LABEL: func.func @zero_program_describe
 // FITS: zrt.declare_program world_size 2 stage 3
-// FITS: func.func @zero_program_step
+// FITS-LABEL: func.func @zero_program_step
 
 // OVER: memory-limit=315:0:0: error: predicted peak memory per rank is 316 bytes, over the memory limit of 315 bytes by 1; the largest category is comm (124 bytes; peaks: param 32 grad 92 optimizer 64 activation 88 comm 124 data 60) at ZeRO stage 3 on 2 rank(s)
 

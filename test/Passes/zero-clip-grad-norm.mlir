@@ -3,7 +3,7 @@
 
 // Stage 0: every rank holds the whole reduced gradients, so the local sum of
 // squares is already the global one.
-// S0-LABEL: func @train_step
+// S0-LABEL: func.func @train_step
 // S0-SAME: %[[MAX:[^:]*]]: tensor<f32> {nn.hyper = "max_norm", zero.placement = #zero.placement<hyper, replicated>})
 // The gradients are all-reduced as soon as they are produced (DDP).
 // S0-DAG: %[[GW:.*]] = zero.all_reduce %{{.*}} : tensor<3x5xf32>
@@ -19,7 +19,7 @@
 
 // Stages 1-3: each rank holds shards; the sums are added over the ranks.
 // Padding is zero and adds nothing.
-// S2-LABEL: func @train_step
+// S2-LABEL: func.func @train_step
 // S2: %[[SW:.*]] = nn.sum_squares %{{.*}} of "fc.weight" : tensor<8xf32> -> tensor<f32>
 // S2-NEXT: %[[SB:.*]] = nn.sum_squares %{{.*}} of "fc.bias" : tensor<3xf32> -> tensor<f32>
 // S2-NEXT: %[[T:.*]] = nn.add %[[SW]], %[[SB]] : tensor<f32>

@@ -3,7 +3,7 @@
 
 // A planned buffer whose first user writes all of it without reading it
 // skips the zero-fill; every other buffer keeps it.
-// CHECK-LABEL: func @zero_program_step
+// CHECK-LABEL: func.func @zero_program_step
 func.func @zero_program_step(%a: memref<4x5xf32>, %b: memref<5x6xf32>,
                              %x: memref<4x6xf32>, %gamma: memref<6xf32>,
                              %shard: memref<12xf32>,
@@ -75,7 +75,7 @@ func.func @zero_program_step(%a: memref<4x5xf32>, %b: memref<5x6xf32>,
 }
 
 // The runtime skips the fill of an unfilled buffer only.
-// CALLS-LABEL: func @zero_program_step
+// CALLS-LABEL: func.func @zero_program_step
 // CALLS: call @zrt_alloc_in_arena_unfilled(%{{.*}}, %c96_i64, %c3_i32, %c0_i64)
 // CALLS: call @zrt_alloc_in_arena_unfilled(%{{.*}}, %c96_i64, %c3_i32, %c128_i64)
 // CALLS: call @zrt_alloc_in_arena(%{{.*}}, %c96_i64, %c3_i32, %c256_i64)

@@ -18,6 +18,7 @@
 // PLACE: zero.group @dp world_size(4) stage(3)
 // PLACE-NEXT: zero.group @shard world_size(2) axis(shard) of @dp
 // PLACE-NEXT: zero.group @replica world_size(2) axis(replica) of @dp
+// PLACE-LABEL: func.func @train_step
 // PLACE: {nn.data = "features", zero.placement = #zero.placement<data, sharded>}
 // PLACE: {nn.param = "fc.weight", zero.placement = #zero.placement<param, sharded over @shard>}
 // PLACE: {nn.adam_m = "fc.weight", zero.placement = #zero.placement<moment, sharded over @shard>}
@@ -28,6 +29,7 @@
 // group; the gradient is reduce-scattered in the group, then the groups'
 // sums are added across the replicas; the loss is summed over every rank
 // and the squared norm over the group (each group holds all of it).
+// S3-LABEL: func.func @train_step
 // S3: %arg2: tensor<8xf32> {nn.param = "fc.weight", zero.placement = #zero.placement<param, sharded over @shard>, zero.unsharded_type = tensor<3x5xf32>}
 // S3: %[[W:.*]] = zero.all_gather %arg2 over @shard : tensor<8xf32> -> tensor<3x5xf32>
 // S3: %[[RS:.*]] = zero.reduce_scatter %{{.*}} over @shard : tensor<5xf32> -> tensor<3xf32>
@@ -42,12 +44,14 @@
 
 // Stages 1-2: AdamW updates this rank's shard of the replicated parameter,
 // and the new shards are gathered back within the group.
+// S1-LABEL: func.func @train_step
 // S1: %[[SLICE:.*]] = zero.local_shard %arg2 over @shard : tensor<3x5xf32> -> tensor<8xf32>
 // S1: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw %[[SLICE]],
 // S1-NEXT: zero.all_gather %[[NEW]] over @shard : tensor<8xf32> -> tensor<3x5xf32>
 
 // A bucket is reduce-scattered in the group and its shard all-reduced
 // across the replicas, once for both gradients.
+// BUCKET-LABEL: func.func @train_step
 // BUCKET: %[[PACK:.*]] = zero.pack %{{.*}}, %{{.*}} chunks(2) : tensor<3x5xf32>, tensor<5xf32> -> tensor<22xf32>
 // BUCKET-NEXT: %[[SUM:.*]] = zero.reduce_scatter %[[PACK]] over @shard : tensor<22xf32> -> tensor<11xf32>
 // BUCKET-NEXT: %[[ALL:.*]] = zero.all_reduce %[[SUM]] over @replica : tensor<11xf32>
@@ -57,18 +61,18 @@
 // Sharded accumulation: each micro-batch reduce-scatters in the group and
 // accumulates the shard (placed over @shard); the apply step all-reduces
 // the float32 accumulators across the replicas, once per step.
-// SHARDED: func.func @train_step
+// SHARDED-LABEL: func.func @train_step
 // SHARDED-SAME: {nn.grad_accum = "fc.weight", zero.placement = #zero.placement<grad, sharded over @shard>, zero.unsharded_type = tensor<3x5xf32>}
 // SHARDED-NOT: over @replica
-// SHARDED: func.func @train_apply
+// SHARDED-LABEL: func.func @train_apply
 // SHARDED: %[[W:.*]] = zero.all_reduce %arg15 over @replica : tensor<8xf32>
 // SHARDED: nn.adamw %arg2, %[[W]],
 
 // Local accumulation: each rank adds its own whole gradient; the apply step
 // reduces it in the group, then across the replicas.
-// LOCAL: func.func @train_step
+// LOCAL-LABEL: func.func @train_step
 // LOCAL-NOT: zero.reduce_scatter
-// LOCAL: func.func @train_apply
+// LOCAL-LABEL: func.func @train_apply
 // LOCAL: %[[RS:.*]] = zero.reduce_scatter %{{.*}} over @shard : tensor<3x5xf32> -> tensor<8xf32>
 // LOCAL-NEXT: zero.all_reduce %[[RS]] over @replica : tensor<8xf32>
 
@@ -76,7 +80,7 @@
 // the i128 accumulator and the replicas all-reduce the integer shard it
 // summed, converted to float once, at the end; the squared norm is summed
 // exactly over the group.
-// EXACT: func.func @train_apply
+// EXACT-LABEL: func.func @train_apply
 // EXACT: %[[XRS:.*]] = zero.reduce_scatter %arg15 over @shard : tensor<3x5xi128> -> tensor<8xi128>
 // EXACT-NEXT: %[[XAR:.*]] = zero.all_reduce %[[XRS]] over @replica : tensor<8xi128>
 // EXACT-NEXT: %[[XG:.*]] = nn.from_exact %[[XAR]] : tensor<8xi128> -> tensor<8xf32>
@@ -87,11 +91,12 @@
 
 // The zrt program declares the groups and says over which each collective
 // runs (unprinted: every rank); sharded arguments are shards of 2.
+// ZRT-LABEL: func.func @zero_program_describe
 // ZRT: zrt.declare_program world_size 4 stage 2
 // ZRT-NEXT: zrt.declare_shard_groups size(2)
 // ZRT: zrt.declare_arg 2 "fc.weight" param init
 // ZRT: zrt.declare_arg 4 "adam_m.fc.weight" adam_m sharded
-// ZRT: func.func @zero_program_step(%{{.*}}: memref<2x3xf32>, %{{.*}}: memref<2xi32>, %{{.*}}: memref<3x5xf32>, %{{.*}}: memref<5xf32>, %{{.*}}: memref<8xf32>
+// ZRT-LABEL: func.func @zero_program_step(%{{.*}}: memref<2x3xf32>, %{{.*}}: memref<2xi32>, %{{.*}}: memref<3x5xf32>, %{{.*}}: memref<5xf32>, %{{.*}}: memref<8xf32>
 // ZRT: zrt.reduce_scatter %{{.*}} -> %{{.*}} over shard of "fc.bias"
 // ZRT: zrt.all_reduce %{{.*}} -> %{{.*}} over replica of "fc.bias"
 // ZRT: zrt.all_reduce %{{.*}} -> %{{.*}} of "loss"
@@ -99,7 +104,9 @@
 // ZRT: zrt.all_gather %{{.*}} -> %{{.*}} over shard of "fc.weight"
 
 // The calls pass the group first: 1 shard, 2 replica, 0 every rank.
+// CALLS-LABEL: func.func @zero_program_describe
 // CALLS: call @zrt_declare_shard_groups(%{{.*}}, %c2_i64)
+// CALLS-LABEL: func.func @zero_program_step
 // CALLS: call @zrt_reduce_scatter(%{{.*}}, %c1_i32, %c0_i32,
 // CALLS: call @zrt_all_reduce(%{{.*}}, %c2_i32, %c0_i32,
 // CALLS: call @zrt_all_reduce(%{{.*}}, %c0_i32, %c0_i32,
@@ -111,6 +118,7 @@
 // and its all-reduce across nodes (2 x (20 us + 1/2 of 12 bytes at
 // 0.5 GB/s)), the weight's two (64 and 32 bytes), the loss over 4 ranks
 // (2 x (3 x 20 us + 3/4 of 4 bytes at 0.5 GB/s)), the norm in the node.
+// NODES-LABEL: func.func @zero_program_describe
 // NODES: zrt.declare_collective_plan 1 queued 0 transfer 20002 exposed 20002
 // NODES-NEXT: zrt.declare_collective_plan 2 queued 0 transfer 40024 exposed 40024
 // NODES-NEXT: zrt.declare_collective_plan 3 queued 0 transfer 20006 exposed 20006

@@ -4,7 +4,7 @@
 // RUN: zero-opt %s --zero-split-batch=world-size=2 --nn-autodiff --zero-adamw --zero-placement=stage=3 --zero-insert-collectives | FileCheck %s --check-prefix=S3
 
 // Stage 0 (DDP): every gradient is all-reduced; AdamW updates whole tensors.
-// S0-LABEL: func @train_step
+// S0-LABEL: func.func @train_step
 // S0-NOT: zero.reduce_scatter
 // S0-NOT: zero.all_gather
 // S0: %[[G:.*]] = zero.all_reduce %{{.*}} over @dp : tensor<3x5xf32>
@@ -17,12 +17,12 @@
 // They differ in when: stage 1 keeps every whole gradient to the end of the
 // backward pass (ZeRO-1 partitions only the optimizer state), stage 2
 // reduce-scatters each gradient as soon as it is produced.
-// S1-LABEL: func @train_step
+// S1-LABEL: func.func @train_step
 // S1: %[[DB1:.*]] = nn.sum_rows %{{.*}} : tensor<2x2xf32> -> tensor<2xf32>
 // S1-NOT: zero.reduce_scatter
 // S1: nn.matmul %{{.*}}, %{{.*}} transpose_lhs : tensor<2x3xf32>, tensor<2x5xf32> -> tensor<3x5xf32>
 // S1-NEXT: zero.reduce_scatter
-// S2-LABEL: func @train_step
+// S2-LABEL: func.func @train_step
 // S2-SAME: %[[W0:[^:]*]]: tensor<3x5xf32> {nn.param = "fc0.weight", zero.placement = #zero.placement<param, replicated>}
 // S2-SAME: tensor<8xf32> {nn.adam_m = "fc0.weight", zero.placement = #zero.placement<moment, sharded>, zero.unsharded_type = tensor<3x5xf32>}
 // S2: %[[DB1:.*]] = nn.sum_rows %{{.*}} : tensor<2x2xf32> -> tensor<2xf32>
@@ -38,7 +38,7 @@
 // use and again before its first backward use, and released after the last
 // use of each phase; gradients are reduce-scattered; AdamW touches only the
 // local shards, in place.
-// S3-LABEL: func @train_step
+// S3-LABEL: func.func @train_step
 // S3-SAME: %[[W0:[^:]*]]: tensor<8xf32> {nn.param = "fc0.weight", zero.placement = #zero.placement<param, sharded>, zero.unsharded_type = tensor<3x5xf32>}
 // S3-SAME: %[[W1:[^:]*]]: tensor<5xf32> {nn.param = "fc1.weight", zero.placement = #zero.placement<param, sharded>, zero.unsharded_type = tensor<5x2xf32>}
 // Forward:

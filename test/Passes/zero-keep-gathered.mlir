@@ -5,7 +5,7 @@
 // forward and is what the backward reads; its second gather is gone. The
 // head is still gathered twice. Biases, and the first weight (whose input
 // gradient is dead), are gathered once anyway.
-// CHECK-LABEL: func @train_step
+// CHECK-LABEL: func.func @train_step
 // CHECK-SAME: %[[W1:[^:]*]]: tensor<13xf32> {nn.param = "h.1.fc.weight"
 // CHECK-SAME: %[[WH:[^:]*]]: tensor<5xf32> {nn.param = "head.weight"
 // CHECK: %[[G1:.*]] = zero.all_gather %[[W1]]
@@ -19,6 +19,7 @@
 // CHECK-NOT: zero.all_gather
 
 // Every unit: each parameter is gathered exactly once per step.
+// ALL-LABEL: func.func @train_step
 // ALL-COUNT-5: zero.all_gather %arg{{[0-9]+}}
 // ALL-NOT: zero.all_gather
 

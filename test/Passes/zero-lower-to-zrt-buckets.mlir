@@ -4,7 +4,7 @@
 // (byte offsets into the flat buffer); the bucket buffers are
 // communication memory and die right after their collective.
 // Unit h.0: shards of 8 + 3 floats, gathered over 2 ranks into 22.
-// CHECK-LABEL: func @zero_program_step
+// CHECK-LABEL: func.func @zero_program_step
 // CHECK-SAME: %[[WSHARD:arg2]]: memref<8xf32>, %[[BSHARD:arg3]]: memref<3xf32>
 // CHECK: %[[PACK:.*]] = zrt.alloc comm : memref<11xf32>
 // CHECK-NEXT: zrt.copy 32 bytes %[[WSHARD]][0] to %[[PACK]][0]

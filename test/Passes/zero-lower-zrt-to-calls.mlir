@@ -11,8 +11,8 @@
 // buffers' types.
 
 // CHECK-DAG: llvm.mlir.global internal constant @[[CONFIG:__zrt_str_[0-9]+]]("{\22model_type\22: \22gpt2\22}\00")
-// CHECK-DAG: llvm.mlir.global internal constant @[[NAME:__zrt_str_[0-9]+]]("h.0.w\00")
-// CHECK-DAG: llvm.mlir.global internal constant @[[FREQ:__zrt_rope_inv_freq_0]](dense<[1.000000e+00, 5.000000e-01]> : tensor<2xf32>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[$NAME:__zrt_str_[0-9]+]]("h.0.w\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[$FREQ:__zrt_rope_inv_freq_0]](dense<[1.000000e+00, 5.000000e-01]> : tensor<2xf32>)
 // CHECK-LABEL: func.func @zero_program_describe
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr)
 // ABI version 19, world size 3, stage 2, task 1 (lm), batch 6 x 8, 0 features, 50 classes.
@@ -36,8 +36,8 @@ func.func @zero_program_describe() {
 // loss output is the third argument.
 // CHECK-LABEL: func.func @zero_program_step
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr, %[[ARGS:.*]]: !llvm.ptr, %[[LOSS:.*]]: !llvm.ptr)
-// CHECK: %[[LABEL:.*]] = llvm.mlir.addressof @[[NAME]]
-// CHECK: %[[TABLE:.*]] = llvm.mlir.addressof @[[FREQ]]
+// CHECK: %[[LABEL:.*]] = llvm.mlir.addressof @[[$NAME]]
+// CHECK: %[[TABLE:.*]] = llvm.mlir.addressof @[[$FREQ]]
 // CHECK: %[[A:.*]] = llvm.load %[[ARGS]]
 // CHECK-NEXT: %[[S1:.*]] = llvm.getelementptr %[[ARGS]][1]
 // CHECK-NEXT: %[[B:.*]] = llvm.load %[[S1]]

@@ -4,7 +4,7 @@
 
 // bfloat16 parameters get float32 master copies and float32 moments: 2 + 4
 // + 4 + 4 bytes per parameter, plus the 2-byte bfloat16 gradient.
-// ADAMW-LABEL: func @train_step
+// ADAMW-LABEL: func.func @train_step
 // ADAMW-SAME: %[[W:[^:]*]]: tensor<3x5xbf16> {nn.param = "fc.weight"}
 // ADAMW-SAME: %[[MASTER:[^:]*]]: tensor<3x5xf32> {nn.master = "fc.weight"}, %[[M:[^:]*]]: tensor<3x5xf32> {nn.adam_m = "fc.weight"}, %[[V:[^:]*]]: tensor<3x5xf32> {nn.adam_v = "fc.weight"}
 // ADAMW-SAME: -> (tensor<f32>, tensor<3x5xbf16> {zero.updates = 2 : i64}, tensor<3x5xf32> {zero.updates = 3 : i64}, tensor<3x5xf32> {zero.updates = 4 : i64}, tensor<3x5xf32> {zero.updates = 5 : i64})
@@ -16,7 +16,7 @@
 // Stage 2: the bfloat16 gradient is reduce-scattered as soon as it exists;
 // AdamW updates the master shard; the new bfloat16 shard is gathered into
 // the replicated parameter.
-// S2-LABEL: func @train_step
+// S2-LABEL: func.func @train_step
 // S2-SAME: tensor<8xf32> {nn.master = "fc.weight", zero.placement = #zero.placement<master, sharded>, zero.unsharded_type = tensor<3x5xf32>}
 // S2: %[[DW:.*]] = nn.matmul {{.*}} -> tensor<3x5xbf16>
 // S2-NEXT: %[[G:.*]] = zero.reduce_scatter %[[DW]] over @dp : tensor<3x5xbf16> -> tensor<8xbf16>
@@ -27,7 +27,7 @@
 
 // Stage 3: the bfloat16 parameter is a shard too: the cast shard is the
 // new parameter, gathered only where forward and backward use it.
-// S3-LABEL: func @train_step
+// S3-LABEL: func.func @train_step
 // S3-SAME: %[[W:[^:]*]]: tensor<8xbf16> {nn.param = "fc.weight", zero.placement = #zero.placement<param, sharded>, zero.unsharded_type = tensor<3x5xbf16>}
 // S3: zero.all_gather %[[W]] over @dp : tensor<8xbf16> -> tensor<3x5xbf16>
 // S3: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw

@@ -22,7 +22,7 @@ func.func @forward(%x: tensor<8x3xf32> {nn.data = "features"},
 // stay on the device. The local shard of the parameter and the gradient
 // shard go down, with the hyperparameters and the clipping coefficient
 // (once for both updates); the new shard comes up to be gathered.
-// S1-LABEL: func @train_step
+// S1-LABEL: func.func @train_step
 // S1-SAME: {nn.param = "fc.weight", zero.placement = #zero.placement<param, replicated>}
 // S1-SAME: {nn.adam_m = "fc.weight", zero.placement = #zero.placement<moment, sharded in host>
 // S1-SAME: {nn.adam_v = "fc.bias", zero.placement = #zero.placement<moment, sharded in host>
@@ -45,10 +45,10 @@ func.func @forward(%x: tensor<8x3xf32> {nn.data = "features"},
 
 // Local accumulation: the updates are in @train_apply; the micro-step
 // holds no optimizer op and no copy.
-// LOCAL-LABEL: func @train_step
+// LOCAL-LABEL: func.func @train_step
 // LOCAL-SAME: zero.placement = #zero.placement<moment, sharded in host>
 // LOCAL-NOT: zero.to_host
-// LOCAL-LABEL: func @train_apply
+// LOCAL-LABEL: func.func @train_apply
 // LOCAL-SAME: zero.placement = #zero.placement<moment, sharded in host>
 // LOCAL: %[[G:.*]] = zero.reduce_scatter %{{.*}} over @dp : tensor<3x5xf32> -> tensor<8xf32>
 // LOCAL: zero.to_host %[[G]] : tensor<8xf32>
@@ -59,7 +59,7 @@ func.func @forward(%x: tensor<8x3xf32> {nn.data = "features"},
 // bf16 at stage 3: the float32 master is in host memory too; the update
 // reads it in place, returns the new master into it, and casts it to the
 // bf16 parameter on the host, so that half the bytes come up.
-// BF16-LABEL: func @train_step
+// BF16-LABEL: func.func @train_step
 // BF16-SAME: {nn.param = "fc.weight", zero.placement = #zero.placement<param, sharded>
 // BF16-SAME: {nn.master = "fc.weight", zero.placement = #zero.placement<master, sharded in host>
 // BF16: %[[G:.*]] = zero.reduce_scatter %{{.*}} over @dp : tensor<3x5xbf16> -> tensor<8xbf16>
@@ -75,6 +75,7 @@ func.func @forward(%x: tensor<8x3xf32> {nn.data = "features"},
 // cast run on the host, as a host task (zero-overlap-offload), and the
 // bf16 parameter shard is written in place. The task's host buffers live
 // to the end of the step: 576 bytes of staging instead of 512.
+// ZRT-LABEL: func.func @zero_program_describe
 // ZRT: zrt.declare_arg 2 "fc.weight" param sharded init
 // ZRT-NEXT: zrt.declare_arg 3 "fc.weight" master sharded host init
 // ZRT-NEXT: zrt.declare_arg 4 "adam_m.fc.weight" adam_m sharded host init
@@ -97,7 +98,9 @@ func.func @forward(%x: tensor<8x3xf32> {nn.data = "features"},
 // ZRT: zrt.free %[[P]]
 // ZRT-NEXT: return
 
+// CALLS-LABEL: func.func @zero_program_describe
 // CALLS-COUNT-3: call @zrt_declare_host_arg
+// CALLS-LABEL: func.func @zero_program_step
 // CALLS: call @zrt_copy_to_host
 // CALLS: call @zrt_host_task_begin
 // CALLS-NEXT: call @zrt_host_adamw

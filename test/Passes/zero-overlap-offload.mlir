@@ -6,7 +6,7 @@
 // become a host task; the next step waits for it just before the gather,
 // and the step's first host buffer waits for every task of the step
 // before. The host buffers the task reads are freed at the end.
-// CHECK-LABEL: func @zero_program_step
+// CHECK-LABEL: func.func @zero_program_step
 // CHECK-NEXT: %[[FULL:.*]] = zrt.alloc comm
 // CHECK-NEXT: zrt.host_wait %[[P:arg0]] : memref<8xf32>
 // CHECK-NEXT: zrt.all_gather_start %[[P]] -> %[[FULL]]
@@ -61,7 +61,7 @@ func.func @zero_program_step(%p: memref<8xf32>, %m: memref<8xf32>,
 // buffer are allocated inside the chain; the allocations move before the
 // task (the main thread allocates, the task writes), and the gather of the
 // new shard in the same step waits for the task.
-// CHECK-LABEL: func @zero_program_step
+// CHECK-LABEL: func.func @zero_program_step
 // CHECK: zrt.host_wait_all
 // CHECK-NEXT: %[[HG:.*]] = zrt.alloc host_staging
 // CHECK-NEXT: zrt.copy_to_host %{{.*}} to %[[HG]]
@@ -113,7 +113,7 @@ func.func @zero_program_step(%param: memref<16xbf16>, %master: memref<8xf32>,
 // An update whose upload does not follow it directly (another kernel in
 // between) is left as it is: it runs at once, as without the pass. The
 // function still has a task, so the pass has something to do.
-// CHECK-LABEL: func @zero_program_step
+// CHECK-LABEL: func.func @zero_program_step
 // CHECK: zrt.host_task_begin
 // CHECK-NEXT: zrt.adamw %[[HP:.*]], {{.*}} on_host
 // CHECK-NEXT: zrt.copy_to_device
@@ -142,12 +142,12 @@ func.func @zero_program_step(%p: memref<8xf32>, %q: memref<8xf32>,
 // Gradient accumulation: the updates are in the apply function, which takes
 // the step's arguments; the micro-steps read the parameter, so the step
 // function waits for its task too, before its first read.
-// CHECK-LABEL: func @zero_program_step
+// CHECK-LABEL: func.func @zero_program_step
 // CHECK-NEXT: %[[FULL:.*]] = zrt.alloc comm
 // CHECK-NEXT: zrt.host_wait %[[P:arg0]] : memref<8xf32>
 // CHECK-NEXT: zrt.all_gather_start %[[P]] -> %[[FULL]]
 // CHECK-NOT: zrt.host_wait_all
-// CHECK-LABEL: func @zero_program_apply
+// CHECK-LABEL: func.func @zero_program_apply
 // CHECK: zrt.host_task_begin
 // CHECK-NEXT: zrt.adamw
 // CHECK-NEXT: zrt.copy_to_device %{{.*}} to %arg0

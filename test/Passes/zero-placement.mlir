@@ -9,20 +9,24 @@
 // S1: zero.group @dp world_size(2) stage(1)
 // S2: zero.group @dp world_size(2) stage(2)
 // S3: zero.group @dp world_size(2) stage(3)
+// S0-LABEL: func.func @train_step
 // S0: {nn.param = "fc.weight", zero.placement = #zero.placement<param, replicated>}
 // S0: {nn.adam_m = "fc.weight", zero.placement = #zero.placement<moment, replicated>}
 // S0: {nn.hyper = "lr", zero.placement = #zero.placement<hyper, replicated>}
 // S0: attributes {zero.grads = #zero.placement<grad, replicated>}
 // S0-NOT: zero.all_reduce
 
+// S1-LABEL: func.func @train_step
 // S1: {nn.param = "fc.weight", zero.placement = #zero.placement<param, replicated>}
 // S1: {nn.adam_m = "fc.weight", zero.placement = #zero.placement<moment, sharded>}
 // S1: attributes {zero.grads = #zero.placement<grad, replicated>}
 
+// S2-LABEL: func.func @train_step
 // S2: {nn.param = "fc.weight", zero.placement = #zero.placement<param, replicated>}
 // S2: {nn.adam_m = "fc.weight", zero.placement = #zero.placement<moment, sharded>}
 // S2: attributes {zero.grads = #zero.placement<grad, sharded>}
 
+// S3-LABEL: func.func @train_step
 // S3: tensor<4x3xf32> {zero.placement = #zero.placement<data, sharded>}
 // S3: {nn.param = "fc.weight", zero.placement = #zero.placement<param, sharded>}
 // S3: {nn.adam_v = "fc.weight", zero.placement = #zero.placement<moment, sharded>}

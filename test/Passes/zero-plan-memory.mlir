@@ -6,7 +6,7 @@
 // the same time never overlap, and a freed range is reused. The plan binds:
 // the description declares each arena the runtime reserves (the larger of
 // the step's and the apply function's), per category with temporaries.
-// CHECK-LABEL: func @zero_program_describe
+// CHECK-LABEL: func.func @zero_program_describe
 // CHECK: zrt.declare_arena grad 384
 // CHECK-NEXT: zrt.declare_arena activation 512
 // CHECK-NEXT: zrt.declare_arena comm 128
@@ -14,7 +14,7 @@
 // The step's arenas per category (param, grad, optimizer, activation, comm,
 // data), and the staging copies of its padded collectives (the runtime's,
 // planned apart: two 64-byte copies overlap at most).
-// CHECK-LABEL: func @zero_program_step
+// CHECK-LABEL: func.func @zero_program_step
 // CHECK-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0, 0, 0>, zrt.shared_arena_bytes = 576 : i64, zrt.staging_bytes = 128 : i64
 // The first gathered weight (60 bytes, comm) and its all-gather's staging
 // copy, each at the start of its own region.
@@ -32,11 +32,11 @@
 // Both plans stay on the step; the offsets are the shared plan's, and a
 // range one category frees holds another's buffer: the gathered head weight
 // (comm) at 64, then the head's gradient (grad) at 64 once it is freed.
-// SHARED-LABEL: func @zero_program_describe
+// SHARED-LABEL: func.func @zero_program_describe
 // SHARED: zrt.declare_shared_arena 576
 // SHARED-NOT: zrt.declare_arena
 // SHARED: return
-// SHARED-LABEL: func @zero_program_step
+// SHARED-LABEL: func.func @zero_program_step
 // SHARED-SAME: zrt.arena_bytes = array<i64: 0, 384, 0, 512, 128, 0, 0, 0>, zrt.shared_arena_bytes = 576 : i64, zrt.staging_bytes = 128 : i64
 // SHARED: %[[HEAD:.*]] = zrt.alloc comm {arena_offset = 64 : i64} : memref<5x2xf32>
 // SHARED-NEXT: zrt.all_gather %{{.*}} -> %[[HEAD]] of "head.weight" :
@@ -45,8 +45,9 @@
 // SHARED-NEXT: zrt.alloc grad {arena_offset = 64 : i64} : memref<5x2xf32>
 
 // With 4-byte alignment nothing is rounded up to 64: smaller arenas.
+// ALIGN4-LABEL: func.func @zero_program_describe
 // ALIGN4: zrt.declare_arena grad 196
-// ALIGN4-LABEL: func @zero_program_step
+// ALIGN4-LABEL: func.func @zero_program_step
 // ALIGN4-SAME: zrt.arena_bytes = array<i64: 0, 196, 0, 220, 100, 0, 0, 0>
 
 func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,

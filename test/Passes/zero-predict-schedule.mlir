@@ -35,6 +35,7 @@
 // and no wait blocks but the blocking gather's. The file also gives 1 us a
 // collective start and 5 us a kernel outside it: 4 starts and 1 kernel a
 // micro-batch, 18 us a step.
+// POLLING-LABEL: func.func @zero_program_describe
 // POLLING: zrt.declare_collective_plan 1 queued 0 transfer 12000 exposed 0
 // POLLING-NEXT: zrt.declare_collective_plan 2 queued 0 transfer 20004 exposed 0
 // POLLING-NEXT: zrt.declare_collective_plan 3 queued 0 transfer 20004 exposed 0

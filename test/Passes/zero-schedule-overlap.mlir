@@ -5,7 +5,7 @@
 // Stage 3, two layers. Every collective becomes start + wait; each wait sits
 // right before the first use of its tensor; the gather of the next
 // parameter starts as the current one's wait is reached (prefetch 1).
-// CHECK-LABEL: func @train_step
+// CHECK-LABEL: func.func @train_step
 // CHECK-SAME: %[[W0:[^:]*]]: tensor<8xf32> {nn.param = "fc0.weight"
 // CHECK-SAME: %[[W1:[^:]*]]: tensor<5xf32> {nn.param = "fc1.weight"
 // CHECK: %[[F0:.*]] = zero.all_gather_start %[[W0]]
@@ -26,12 +26,14 @@
 // CHECK-NOT: zero.reduce_scatter {{.*}} :
 
 // Without prefetch each gather starts right before its wait.
+// NOPREFETCH-LABEL: func.func @train_step
 // NOPREFETCH: %[[F0:.*]] = zero.all_gather_start
 // NOPREFETCH-NEXT: zero.wait %[[F0]]
 
 // A cap of 70 bytes: the 60-byte first weight and the 20-byte first bias
 // do not fit together, so the bias is not hoisted; the bias and the 40-byte
 // second weight do, so that one is.
+// CAP-LABEL: func.func @train_step
 // CAP: %[[F0:.*]] = zero.all_gather_start %{{.*}} : tensor<8xf32>
 // CAP-NEXT: zero.wait %[[F0]]
 // CAP-NEXT: nn.matmul

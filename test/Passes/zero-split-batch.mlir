@@ -6,7 +6,7 @@
 // batch so that the ranks' losses sum to the global mean. The world size is
 // stated once, on the module's group.
 // CHECK: zero.group @dp world_size(2){{$}}
-// CHECK-LABEL: func @forward
+// CHECK-LABEL: func.func @forward
 // CHECK-SAME: %[[X:.*]]: tensor<2x3xf32> {zero.placement = #zero.placement<data, sharded>}
 // CHECK-SAME: %[[L:.*]]: tensor<2xi32> {zero.placement = #zero.placement<data, sharded>}
 // CHECK-SAME: %[[W:.*]]: tensor<3x5xf32> {nn.param = "fc.weight"}
@@ -18,6 +18,7 @@
 
 // One rank keeps every shape; the divisor is still made explicit.
 // ONE: zero.group @dp world_size(1){{$}}
+// ONE-LABEL: func.func @forward
 // ONE: tensor<4x3xf32> {zero.placement = #zero.placement<data, sharded>}
 // ONE: nn.softmax_cross_entropy {{.*}} {divisor = 4 : i64} : tensor<4x5xf32>, tensor<4xi32> -> tensor<f32>
 func.func @forward(%x: tensor<4x3xf32>, %labels: tensor<4xi32>,

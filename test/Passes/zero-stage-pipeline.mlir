@@ -9,13 +9,13 @@
 // CHECK-DAG: llvm.func @zrt_reduce_scatter_start(
 // CHECK-DAG: llvm.func @zrt_wait(
 // CHECK-DAG: llvm.func @zrt_adamw(
-// CHECK: llvm.func @zero_program_describe(%{{.*}}: !llvm.ptr)
+// CHECK-LABEL: llvm.func @zero_program_describe(%{{.*}}: !llvm.ptr)
 // No op of the nn, zero or zrt dialects is left; the step keeps the arena
 // sizes zero-plan-memory computed (per category, and the smaller shared
 // arena that binds: ZRT_ARENA_SHARED is 6), and its temporaries are placed
 // in them.
 // CHECK: llvm.call @zrt_declare_arena(
-// CHECK: llvm.func @zero_program_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {zrt.arena_bytes = array<i64: 0, 128, 0, 256, 64, 0, 0, 0>, zrt.shared_arena_bytes = 256 : i64}
+// CHECK-LABEL: llvm.func @zero_program_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {zrt.arena_bytes = array<i64: 0, 128, 0, 256, 64, 0, 0, 0>, zrt.shared_arena_bytes = 256 : i64}
 // CHECK: llvm.call @zrt_alloc_in_arena(
 // CHECK-NOT: func.func
 // CHECK-NOT: {{(= |^ *)nn\.}}

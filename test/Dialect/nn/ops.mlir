@@ -3,7 +3,7 @@
 // printing twice gives the same text.
 // RUN: zero-opt %s | zero-opt | FileCheck %s
 
-// CHECK-LABEL: func @forward_ops
+// CHECK-LABEL: func.func @forward_ops
 func.func @forward_ops(%x: tensor<8x4xf32>, %w: tensor<4x3xf32>, %wt: tensor<3x4xf32>,
                        %b: tensor<3xf32>, %labels: tensor<8xi32>) -> tensor<f32> {
   // CHECK: nn.matmul %{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
@@ -23,7 +23,7 @@ func.func @forward_ops(%x: tensor<8x4xf32>, %w: tensor<4x3xf32>, %wt: tensor<3x4
   return %loss : tensor<f32>
 }
 
-// CHECK-LABEL: func @backward_ops
+// CHECK-LABEL: func.func @backward_ops
 func.func @backward_ops(%x: tensor<8x3xf32>, %dy: tensor<8x3xf32>, %labels: tensor<8xi32>,
                         %dloss: tensor<f32>) -> (tensor<3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<4x3xf32>) {
   // CHECK: nn.sum_rows %{{.*}} : tensor<8x3xf32> -> tensor<3xf32>
@@ -41,7 +41,7 @@ func.func @backward_ops(%x: tensor<8x3xf32>, %dy: tensor<8x3xf32>, %labels: tens
   return %db, %dr, %dg, %dl, %dw : tensor<3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<4x3xf32>
 }
 
-// CHECK-LABEL: func @optimizer
+// CHECK-LABEL: func.func @optimizer
 func.func @optimizer(%p: tensor<96xf32>, %g: tensor<96xf32>, %m: tensor<96xf32>, %v: tensor<96xf32>,
                      %lr: tensor<f32>, %step: tensor<f32>, %b1: tensor<f32>, %b2: tensor<f32>,
                      %eps: tensor<f32>, %wd: tensor<f32>) -> (tensor<96xf32>, tensor<96xf32>, tensor<96xf32>) {
@@ -54,7 +54,7 @@ func.func @optimizer(%p: tensor<96xf32>, %g: tensor<96xf32>, %m: tensor<96xf32>,
 
 // Mixed precision: a bfloat16 gradient updates the float32 master, scaled
 // by the clipping coefficient; the bfloat16 parameter is cast from it.
-// CHECK-LABEL: func @mixed_precision_optimizer
+// CHECK-LABEL: func.func @mixed_precision_optimizer
 func.func @mixed_precision_optimizer(%master: tensor<96xf32>, %g: tensor<96xbf16>, %m: tensor<96xf32>, %v: tensor<96xf32>,
                                      %lr: tensor<f32>, %step: tensor<f32>, %scale: tensor<f32>) -> tensor<96xbf16> {
   // CHECK: %[[NEW:.*]], %{{.*}}, %{{.*}} = nn.adamw %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, lr = %{{.*}}, step = %{{.*}}, beta1 = %{{.*}}, beta2 = %{{.*}}, eps = %{{.*}}, weight_decay = %{{.*}}, grad_scale = %{{.*}} : tensor<f32> : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
@@ -67,7 +67,7 @@ func.func @mixed_precision_optimizer(%master: tensor<96xf32>, %g: tensor<96xbf16
 }
 
 // The fused linear layers of nn-fuse-epilogues.
-// CHECK-LABEL: func @fused_linear
+// CHECK-LABEL: func.func @fused_linear
 func.func @fused_linear(%x: tensor<8x4xbf16>, %w: tensor<16x4xbf16>, %b: tensor<16xbf16>,
                         %w2: tensor<16x3xbf16>, %b2: tensor<3xbf16>) -> (tensor<8x16xbf16>, tensor<8x3xbf16>) {
   // CHECK: %[[PRE:.*]], %[[G:.*]] = nn.matmul_bias_gelu %{{.*}}, %{{.*}}, %{{.*}} transpose_rhs : tensor<8x4xbf16>, tensor<16x4xbf16>, tensor<16xbf16> -> tensor<8x16xbf16>

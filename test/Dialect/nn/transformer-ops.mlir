@@ -1,7 +1,7 @@
 // RUN: zero-opt %s | FileCheck %s
 // RUN: zero-opt %s | zero-opt | FileCheck %s
 
-// CHECK-LABEL: func @gpt2_ops
+// CHECK-LABEL: func.func @gpt2_ops
 func.func @gpt2_ops(%tokens: tensor<16xi32>, %wte: tensor<256x32xbf16>, %g: tensor<32xbf16>,
                     %b: tensor<32xbf16>, %w: tensor<32x96xbf16>) -> tensor<16x32xbf16> {
   // CHECK: nn.embedding %{{.*}}, %{{.*}} : tensor<16xi32>, tensor<256x32xbf16> -> tensor<16x32xbf16>
@@ -18,7 +18,7 @@ func.func @gpt2_ops(%tokens: tensor<16xi32>, %wte: tensor<256x32xbf16>, %g: tens
   return %a : tensor<16x32xbf16>
 }
 
-// CHECK-LABEL: func @llama_ops
+// CHECK-LABEL: func.func @llama_ops
 func.func @llama_ops(%x: tensor<16x32xf32>, %g: tensor<32xf32>, %kv: tensor<16x16xf32>,
                      %gate: tensor<16x88xf32>, %up: tensor<16x88xf32>) -> (tensor<16x32xf32>, tensor<16x88xf32>) {
   // CHECK: nn.rms_norm %{{.*}}, %{{.*}} {epsilon = 9.99999974E-6 : f32} : tensor<16x32xf32>, tensor<32xf32>
@@ -39,7 +39,7 @@ func.func @llama_ops(%x: tensor<16x32xf32>, %g: tensor<32xf32>, %kv: tensor<16x1
   return %a, %s : tensor<16x32xf32>, tensor<16x88xf32>
 }
 
-// CHECK-LABEL: func @backward_and_clipping
+// CHECK-LABEL: func.func @backward_and_clipping
 func.func @backward_and_clipping(%x: tensor<16x32xf32>, %g: tensor<32xf32>, %dy: tensor<16x32xf32>,
                                  %ids: tensor<16xi32>, %max: tensor<f32>) -> tensor<f32> {
   // CHECK: nn.layer_norm_grad %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.99999974E-6 : f32} : tensor<16x32xf32>, tensor<32xf32>

@@ -14,7 +14,7 @@ zero.group @shard world_size(2) axis(shard) of @dp4
 zero.group @replica world_size(2) axis(replica) of @dp4
 
 // A shard over @shard holds half the tensor; gradients go through both axes.
-// CHECK-LABEL: func @hybrid
+// CHECK-LABEL: func.func @hybrid
 // CHECK-SAME: zero.placement = #zero.placement<param, sharded over @shard>
 func.func @hybrid(%w_shard: tensor<190xf32> {zero.placement = #zero.placement<param, sharded over @shard>, zero.unsharded_type = tensor<19x20xf32>},
                   %g: tensor<19x20xf32>) -> (tensor<19x20xf32>, tensor<190xf32>) {
@@ -27,7 +27,7 @@ func.func @hybrid(%w_shard: tensor<190xf32> {zero.placement = #zero.placement<pa
   return %w, %r : tensor<19x20xf32>, tensor<190xf32>
 }
 
-// CHECK-LABEL: func @collectives
+// CHECK-LABEL: func.func @collectives
 // CHECK-SAME: zero.placement = #zero.placement<param, sharded>
 // CHECK-SAME: zero.placement = #zero.placement<moment, replicated>
 func.func @collectives(%w_shard: tensor<95xf32> {zero.placement = #zero.placement<param, sharded>},
@@ -48,7 +48,7 @@ func.func @collectives(%w_shard: tensor<95xf32> {zero.placement = #zero.placemen
 
 // A tensor smaller than the group: every shard still has one element, the
 // last ranks hold only padding.
-// CHECK-LABEL: func @tiny
+// CHECK-LABEL: func.func @tiny
 func.func @tiny(%b: tensor<1xf32>) -> tensor<2xf32> {
   // CHECK: zero.all_gather %{{.*}} over @dp3 : tensor<1xf32> -> tensor<2xf32>
   %full = zero.all_gather %b over @dp3 : tensor<1xf32> -> tensor<2xf32>
@@ -56,7 +56,7 @@ func.func @tiny(%b: tensor<1xf32>) -> tensor<2xf32> {
 }
 
 // Asynchronous forms: the tensor exists only after the wait.
-// CHECK-LABEL: func @async
+// CHECK-LABEL: func.func @async
 func.func @async(%w_shard: tensor<95xf32>, %g: tensor<19x20xbf16>, %l: tensor<f32>)
     -> (tensor<19x20xf32>, tensor<95xbf16>, tensor<f32>) {
   // CHECK: %[[F:.*]] = zero.all_gather_start %{{.*}} over @dp4 : tensor<95xf32> -> !zero.future<tensor<19x20xf32>>
@@ -75,7 +75,7 @@ func.func @async(%w_shard: tensor<95xf32>, %g: tensor<19x20xbf16>, %l: tensor<f3
 // A bucket: two gradients laid out rank by rank for a reduce-scatter over 2
 // ranks (ceil(20/2) + ceil(3/2) = 12 elements per chunk), and the shards
 // it returns split back.
-// CHECK-LABEL: func @buckets
+// CHECK-LABEL: func.func @buckets
 func.func @buckets(%g1: tensor<4x5xf32>, %g2: tensor<3xf32>, %s: tensor<12xf32>) -> (tensor<24xf32>, tensor<10xf32>, tensor<2xf32>) {
   // CHECK: zero.pack %{{.*}}, %{{.*}} chunks(2) : tensor<4x5xf32>, tensor<3xf32> -> tensor<24xf32>
   %b = zero.pack %g1, %g2 chunks(2) : tensor<4x5xf32>, tensor<3xf32> -> tensor<24xf32>
@@ -86,7 +86,7 @@ func.func @buckets(%g1: tensor<4x5xf32>, %g2: tensor<3xf32>, %s: tensor<12xf32>)
 
 // Optimizer offload: moments in host memory, an update on the host between
 // a copy down and a copy up.
-// CHECK-LABEL: func @offload
+// CHECK-LABEL: func.func @offload
 // CHECK-SAME: zero.placement = #zero.placement<moment, sharded in host>
 // CHECK-SAME: zero.placement = #zero.placement<master, replicated over @shard in host>
 func.func @offload(%m: tensor<95xf32> {zero.placement = #zero.placement<moment, sharded in host>},
