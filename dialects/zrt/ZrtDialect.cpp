@@ -89,6 +89,17 @@ int64_t getNumElements(Value buffer) {
   return elements;
 }
 
+const CollectiveInfo &getCollectiveInfo(zrt_collective kind) {
+  constexpr bool kSums = true, kMoves = false;
+  static const CollectiveInfo infos[ZRT_NUM_COLLECTIVES] = {
+#define ZRT_COLLECTIVE(KIND, name, Name, shape, elements, ...)                 \
+  {#name, CollectiveShape::shape, k##elements},
+#include "zero/zrt_collectives.def"
+#undef ZRT_COLLECTIVE
+  };
+  return infos[kind];
+}
+
 int64_t getElementBytes(Value buffer) {
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
   return (element.getIntOrFloatBitWidth() + 7) / 8;

@@ -24,6 +24,25 @@ zrt_dtype getDType(mlir::Value buffer);
 /// The same, of an element type.
 zrt_dtype getElementDType(mlir::Type element);
 
+/// A collective of include/zero/zrt_collectives.def, as the compiler reads
+/// it: what the verifiers, the predictions, the report and the call
+/// lowering ask instead of naming kinds.
+enum class CollectiveShape {
+  Gather,  // a shard of S elements in, the whole tensor out
+  Scatter, // the whole tensor in, a shard out
+  Whole    // one buffer's size in and out
+};
+struct CollectiveInfo {
+  /// "all_gather": the runtime's name (its ledger, trace and messages).
+  const char *name;
+  CollectiveShape shape;
+  /// Whether the ranks' elements are summed (else moved as they are).
+  bool sums;
+  /// Gather and Scatter split the tensor into W shards of S elements.
+  bool sharded() const { return shape != CollectiveShape::Whole; }
+};
+const CollectiveInfo &getCollectiveInfo(zrt_collective kind);
+
 /// The runtime's own state (its ledger, streams and trace), which every zrt
 /// op reads and writes (ZrtOps.td's Zrt_Op): so no op is reordered, merged
 /// or dropped, whatever it does to its buffers.

@@ -47,7 +47,9 @@ def Zrt_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
     /// all-gather or reduce-scatter of a tensor that does not split evenly
     /// holds as comm memory from its start to its wait; 0 when none.
     int64_t getStagingBytes(int64_t worldSize) {
-      if ($_op.getCollectiveKind() == ZRT_ALL_REDUCE || worldSize <= 1)
+      if (!::zero::zrt::getCollectiveInfo($_op.getCollectiveKind())
+               .sharded() ||
+          worldSize <= 1)
         return 0;
       int64_t padded = $_op.getShardElements() * worldSize;
       return $_op.getWholeElements() < padded ? padded * getElementBytes() : 0;

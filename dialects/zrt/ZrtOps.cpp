@@ -382,13 +382,14 @@ static LogicalResult verifyCollective(CollectiveOpInterface op) {
   Operation *operation = op;
   if (failed(checkSameElementType(operation, {op.getInput(), op.getOutput()})))
     return failure();
-  if (op.getCollectiveKind() == ZRT_ALL_REDUCE) {
+  CollectiveShape shape = getCollectiveInfo(op.getCollectiveKind()).shape;
+  if (shape == CollectiveShape::Whole) {
     if (op.getInput().getType() != op.getOutput().getType())
       return operation->emitOpError("expects input and output of one type");
     return success();
   }
-  Value shard = op.getCollectiveKind() == ZRT_ALL_GATHER ? op.getInput()
-                                                          : op.getOutput();
+  Value shard =
+      shape == CollectiveShape::Gather ? op.getInput() : op.getOutput();
   if (shapeOf(shard).size() != 1 ||
       op.getShardElements() > op.getWholeElements() ||
       op.getShardElements() < 1)

@@ -18,7 +18,10 @@ const char *const kMemoryCategoryNames[ZRT_MEM_NUM_CATEGORIES] = {
     "param", "grad", "optimizer",      "activation",
     "comm",  "data", "host_optimizer", "host_staging"};
 const char *const kCollectiveKindNames[kNumCollectiveKinds] = {
-    "all_gather", "reduce_scatter", "all_reduce"};
+#define ZRT_COLLECTIVE(KIND, name, ...) #name,
+#include "zero/zrt_collectives.def"
+#undef ZRT_COLLECTIVE
+};
 const char *const kGroupNames[ZRT_NUM_GROUPS] = {"world", "shard", "replica"};
 
 void MemoryLedger::allocate(int32_t category, int64_t size) {
@@ -151,9 +154,10 @@ bool reducesGradients(func::FuncOp apply) {
     // whatever the accumulation: what counts is the reduction in the group.
     if (collective.getGroup() == zrt::Group::Replica)
       return;
-    found |= collective.getCollectiveKind() == ZRT_REDUCE_SCATTER ||
-             (collective.getCollectiveKind() == ZRT_ALL_REDUCE &&
-              collective.getWholeElements() > 1);
+    // A sum of a tensor (the loss's all-reduce is one element).
+    const zrt::CollectiveInfo &info =
+        zrt::getCollectiveInfo(collective.getCollectiveKind());
+    found |= info.sums && (info.sharded() || collective.getWholeElements() > 1);
   });
   return found;
 }

@@ -26,8 +26,9 @@ namespace zero {
 
 /// The ledger's category names, indexed by zrt_mem_category.
 extern const char *const kMemoryCategoryNames[ZRT_MEM_NUM_CATEGORIES];
-/// Indexed by zrt_collective.
-constexpr int kNumCollectiveKinds = 3;
+/// Indexed by zrt_collective (the catalogue, include/zero/
+/// zrt_collectives.def: its names are the runtime ledger's).
+constexpr int kNumCollectiveKinds = ZRT_NUM_COLLECTIVES;
 extern const char *const kCollectiveKindNames[kNumCollectiveKinds];
 /// Indexed by zrt_group: the runtime ledger's names ("world", "shard",
 /// "replica").

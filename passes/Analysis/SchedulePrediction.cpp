@@ -73,7 +73,11 @@ double TimeModel::collectiveSeconds(zrt_collective kind, int64_t tensorBytes,
     return 0;
   double bandwidth = acrossNodes ? interNodeBandwidth : linkBandwidth;
   double latency = acrossNodes ? interNodeLatency : linkLatency;
-  double steps = worldSize - 1, passes = kind == ZRT_ALL_REDUCE ? 2 : 1;
+  // A ring passes a sharded collective's tensor once; a sum of a whole
+  // buffer is a reduce-scatter and an all-gather: twice.
+  const zrt::CollectiveInfo &info = zrt::getCollectiveInfo(kind);
+  double steps = worldSize - 1,
+         passes = !info.sharded() && info.sums ? 2 : 1;
   return passes * (steps * latency +
                    steps / worldSize * double(tensorBytes) / bandwidth);
 }
@@ -229,10 +233,11 @@ void replay(func::FuncOp body, StringRef function, int64_t microBatch,
       planned.kind = collective.getCollectiveKind();
       // The ranks of its group share the ring.
       int64_t worldSize = groups.sizeOf(collective);
-      planned.tensorBytes = (planned.kind == ZRT_ALL_REDUCE
-                                 ? collective.getWholeElements()
-                                 : collective.getShardElements() * worldSize) *
-                            collective.getElementBytes();
+      planned.tensorBytes =
+          (zrt::getCollectiveInfo(planned.kind).sharded()
+               ? collective.getShardElements() * worldSize
+               : collective.getWholeElements()) *
+          collective.getElementBytes();
       planned.label = collective.getLabel().value_or("").str();
       planned.function = function.str();
       planned.microBatch = microBatch;

@@ -37,6 +37,39 @@ Str label(CollectiveOpInterface collective) {
   return Str{collective.getLabel().value_or("")};
 }
 
+/// The call of a collective: one case per line of the catalogue
+/// (include/zero/zrt_collectives.def), its blocking or started entry point
+/// with the arguments its shape gives, (group, dtype, input, output, N, S,
+/// label) or, for a whole-buffer collective, (group, dtype, x, y, n,
+/// label). A new collective of an existing shape needs nothing here. The
+/// started form returns its handle.
+Value lowerCollective(CallEmitter &emit, Operation *op,
+                      CollectiveOpInterface c) {
+  I32 group{int32_t(c.getGroup())};
+  I32 type = dtype(c.getInput());
+  Value input = emit.ptr(c.getInput()), output = emit.ptr(c.getOutput());
+  I64 whole{c.getWholeElements()}, shard{c.getShardElements()};
+  Str name = label(c);
+#define ZRT_ARGS_Gather group, type, input, output, whole, shard, name
+#define ZRT_ARGS_Scatter group, type, input, output, whole, shard, name
+#define ZRT_ARGS_Whole group, type, input, output, whole, name
+#define ZRT_COLLECTIVE(KIND, entry, Name, shape, ...)                          \
+  case ZRT_##KIND:                                                             \
+    if (c.isAsync())                                                           \
+      return ZRT_CALL(zrt_##entry##_start, ZRT_ARGS_##shape);                  \
+    return ZRT_CALL(zrt_##entry, ZRT_ARGS_##shape);
+  switch (c.getCollectiveKind()) {
+#include "zero/zrt_collectives.def"
+  case ZRT_NUM_COLLECTIVES:
+    break;
+  }
+#undef ZRT_COLLECTIVE
+#undef ZRT_ARGS_Gather
+#undef ZRT_ARGS_Scatter
+#undef ZRT_ARGS_Whole
+  llvm_unreachable("a collective kind outside the catalogue");
+}
+
 LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
   auto p = [&](Value buffer) { return emit.ptr(buffer); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -177,46 +210,10 @@ LogicalResult lowerOp(CallEmitter &emit, Operation *op) {
                  p(s.getShard()), numel(s.getFull()), numel(s.getShard()));
         return success();
       })
-      // Collectives: (dtype, input, output, N, S), or (dtype, x, y, n).
-      .Case([&](AllGatherOp c) {
-        ZRT_CALL(zrt_all_gather, I32{int32_t(c.getGroup())},
-                 dtype(c.getInput()), p(c.getInput()), p(c.getOutput()),
-                 I64{c.getWholeElements()}, I64{c.getShardElements()},
-                 label(c));
-        return success();
-      })
-      .Case([&](ReduceScatterOp c) {
-        ZRT_CALL(zrt_reduce_scatter, I32{int32_t(c.getGroup())},
-                 dtype(c.getInput()), p(c.getInput()), p(c.getOutput()),
-                 I64{c.getWholeElements()}, I64{c.getShardElements()},
-                 label(c));
-        return success();
-      })
-      .Case([&](AllReduceOp c) {
-        ZRT_CALL(zrt_all_reduce, I32{int32_t(c.getGroup())},
-                 dtype(c.getInput()), p(c.getInput()), p(c.getOutput()),
-                 I64{c.getWholeElements()}, label(c));
-        return success();
-      })
-      .Case([&](AllGatherStartOp c) {
-        emit.lowered[c.getHandle()] = ZRT_CALL(
-            zrt_all_gather_start, I32{int32_t(c.getGroup())},
-            dtype(c.getInput()), p(c.getInput()), p(c.getOutput()),
-            I64{c.getWholeElements()}, I64{c.getShardElements()}, label(c));
-        return success();
-      })
-      .Case([&](ReduceScatterStartOp c) {
-        emit.lowered[c.getHandle()] = ZRT_CALL(
-            zrt_reduce_scatter_start, I32{int32_t(c.getGroup())},
-            dtype(c.getInput()), p(c.getInput()), p(c.getOutput()),
-            I64{c.getWholeElements()}, I64{c.getShardElements()}, label(c));
-        return success();
-      })
-      .Case([&](AllReduceStartOp c) {
-        emit.lowered[c.getHandle()] =
-            ZRT_CALL(zrt_all_reduce_start, I32{int32_t(c.getGroup())},
-                     dtype(c.getInput()), p(c.getInput()), p(c.getOutput()),
-                     I64{c.getWholeElements()}, label(c));
+      .Case([&](CollectiveOpInterface c) {
+        Value handle = lowerCollective(emit, op, c);
+        if (c.isAsync())
+          emit.lowered[op->getResult(0)] = handle;
         return success();
       })
       .Case([&](WaitOp w) {
