@@ -76,8 +76,7 @@ double TimeModel::collectiveSeconds(zrt_collective kind, int64_t tensorBytes,
   // A ring passes a sharded collective's tensor once; a sum of a whole
   // buffer is a reduce-scatter and an all-gather: twice.
   const zrt::CollectiveInfo &info = zrt::getCollectiveInfo(kind);
-  double steps = worldSize - 1,
-         passes = !info.sharded() && info.sums ? 2 : 1;
+  double steps = worldSize - 1, passes = !info.sharded() && info.sums ? 2 : 1;
   return passes * (steps * latency +
                    steps / worldSize * double(tensorBytes) / bandwidth);
 }
@@ -233,11 +232,10 @@ void replay(func::FuncOp body, StringRef function, int64_t microBatch,
       planned.kind = collective.getCollectiveKind();
       // The ranks of its group share the ring.
       int64_t worldSize = groups.sizeOf(collective);
-      planned.tensorBytes =
-          (zrt::getCollectiveInfo(planned.kind).sharded()
-               ? collective.getShardElements() * worldSize
-               : collective.getWholeElements()) *
-          collective.getElementBytes();
+      planned.tensorBytes = (zrt::getCollectiveInfo(planned.kind).sharded()
+                                 ? collective.getShardElements() * worldSize
+                                 : collective.getWholeElements()) *
+                            collective.getElementBytes();
       planned.label = collective.getLabel().value_or("").str();
       planned.function = function.str();
       planned.microBatch = microBatch;
