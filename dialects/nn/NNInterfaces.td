@@ -55,6 +55,23 @@ def NN_BatchSplitOpInterface : OpInterface<"BatchSplitOpInterface"> {
   ];
 }
 
+def NN_OptimizerUpdateOpInterface : OpInterface<"OptimizerUpdateOpInterface"> {
+  let description = [{
+    An optimizer's update of one parameter (`nn.adamw`, `nn.lion`): the
+    passes that only need to know which value is a gradient and which a
+    parameter (the buffer categories of `zero-lower-to-zrt`, the float32
+    reductions) ask this instead of naming optimizers.
+  }];
+  let cppNamespace = "::zero::nn";
+
+  let methods = [
+    InterfaceMethod<"The parameter (or its float32 master) updated.",
+                    "::mlir::Value", "getParam">,
+    InterfaceMethod<"The gradient the update reads.", "::mlir::Value",
+                    "getGrad">,
+  ];
+}
+
 // A splittable op whose result follows a rule of its own (its
 // inferSplitResultType in NNOps.cpp or NNTransformerOps.cpp).
 def NN_BatchSplitByRule

@@ -158,6 +158,14 @@ LogicalResult AdamWOp::verify() {
   return success();
 }
 
+LogicalResult LionOp::verify() {
+  if (getGrad().getType().getShape() != getParam().getType().getShape())
+    return emitOpError("(C1) the gradient ")
+           << getGrad().getType() << " must have the shape of the parameter "
+           << getParam().getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // BatchSplitOpInterface: the result types zero-split-batch gives
 //===----------------------------------------------------------------------===//

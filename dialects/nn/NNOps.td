@@ -331,7 +331,8 @@ def NN_SoftmaxCrossEntropyGradOp : NN_Op<"softmax_cross_entropy_grad",
 //===----------------------------------------------------------------------===//
 
 def NN_AdamWOp : NN_Op<"adamw",
-    [AllTypesMatch<["param", "exp_avg", "exp_avg_sq",
+    [NN_OptimizerUpdateOpInterface,
+     AllTypesMatch<["param", "exp_avg", "exp_avg_sq",
                     "new_param", "new_exp_avg", "new_exp_avg_sq"]>,
      AllTypesMatch<["lr", "step", "beta1", "beta2", "eps", "weight_decay"]>]> {
   let summary = "one AdamW update of a parameter and its two moments";
@@ -375,6 +376,51 @@ def NN_AdamWOp : NN_Op<"adamw",
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` `lr` `=` $lr `,` `step` `=` $step
     `,` `beta1` `=` $beta1 `,` `beta2` `=` $beta2 `,` `eps` `=` $eps `,`
     `weight_decay` `=` $weight_decay
+    (`,` `grad_scale` `=` $grad_scale^ `:` type($grad_scale))?
+    attr-dict `:` type($param) `,` type($grad) `,` type($lr)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_LionOp : NN_Op<"lion",
+    [NN_OptimizerUpdateOpInterface,
+     AllTypesMatch<["param", "exp_avg", "new_param", "new_exp_avg"]>,
+     AllTypesMatch<["lr", "beta1", "beta2", "weight_decay"]>]> {
+  let summary = "one Lion update of a parameter and its momentum";
+  let description = [{
+    Lion (Chen et al. 2023), as lion-pytorch and `optax.lion`, with decoupled
+    weight decay, on a float32 parameter (the master copy of a bfloat16
+    parameter in mixed precision) and a float32 momentum. The gradient may
+    be bfloat16; it is scaled by `grad_scale` (gradient clipping) when that
+    operand is present:
+
+    ```
+    g  = g * grad_scale;        p = p * (1 - lr * weight_decay)
+    p' = p - lr * sign(beta1 m + (1 - beta1) g)
+    m' = beta2 m + (1 - beta2) g
+    ```
+
+    One moment instead of AdamW's two, and an update of the same size in
+    every coordinate. The hyperparameters are runtime scalars, as for
+    `nn.adamw`.
+
+    ```mlir
+    %p2, %m2 = nn.lion %p, %g, %m, lr = %lr, beta1 = %beta1, beta2 = %beta2,
+        weight_decay = %wd : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
+    ```
+
+    Constraints:
+    - (C1) the gradient has the shape of the parameter.
+  }];
+  let arguments = (ins NN_F32Tensor:$param, NN_FloatTensor:$grad,
+                       NN_F32Tensor:$exp_avg, NN_F32Scalar:$lr,
+                       NN_F32Scalar:$beta1, NN_F32Scalar:$beta2,
+                       NN_F32Scalar:$weight_decay,
+                       Optional<NN_F32Scalar>:$grad_scale);
+  let results = (outs NN_F32Tensor:$new_param, NN_F32Tensor:$new_exp_avg);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `,` `lr` `=` $lr `,` `beta1` `=` $beta1 `,`
+    `beta2` `=` $beta2 `,` `weight_decay` `=` $weight_decay
     (`,` `grad_scale` `=` $grad_scale^ `:` type($grad_scale))?
     attr-dict `:` type($param) `,` type($grad) `,` type($lr)
   }];

@@ -363,6 +363,17 @@ LogicalResult AdamWOp::verify() {
   return success();
 }
 
+LogicalResult LionOp::verify() {
+  if (failed(checkElements(*this, "the gradient", getGrad(),
+                           getNumElements(getParam()))))
+    return failure();
+  // The four hyperparameters share one type.
+  if (getNumElements(getLr()) != 1)
+    return emitOpError("expects hyperparameters of one element, got ")
+           << getLr().getType();
+  return success();
+}
+
 /// An all-gather or reduce-scatter: a 1-D shard of at most the whole
 /// buffer; an all-reduce: two buffers of one type.
 GroupSizes GroupSizes::declaredIn(Operation *describe) {

@@ -795,7 +795,7 @@ def Zrt_ClipCoefficientOp : Zrt_Op<"clip_coefficient"> {
   }];
 }
 
-def Zrt_AdamWOp : Zrt_Op<"adamw", [Zrt_KernelOpInterface, 
+def Zrt_AdamWOp : Zrt_Op<"adamw", [Zrt_KernelOpInterface,
     AllTypesMatch<["param", "exp_avg", "exp_avg_sq", "new_param",
                    "new_exp_avg", "new_exp_avg_sq"]>,
     AllTypesMatch<["lr", "step", "beta1", "beta2", "eps", "weight_decay"]>]> {
@@ -828,6 +828,35 @@ def Zrt_AdamWOp : Zrt_Op<"adamw", [Zrt_KernelOpInterface,
     `beta2` $beta2 `eps` $eps `weight_decay` $weight_decay
     (`scale` $grad_scale^)? (`on_host` $on_host^)? attr-dict `:` type($param)
     `,` type($grad) `,` type($lr) (`,` type($grad_scale)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Zrt_LionOp : Zrt_Op<"lion", [Zrt_KernelOpInterface,
+    AllTypesMatch<["param", "exp_avg", "new_param", "new_exp_avg"]>,
+    AllTypesMatch<["lr", "beta1", "beta2", "weight_decay"]>]> {
+  let summary = "one Lion update of float32 parameters and momentum";
+  let description = [{
+    `zrt_lion`: the gradient `grad` (its type sets the dtype), scaled by
+    `grad_scale` when present, updates `param` and `exp_avg` into the
+    `new_*` buffers (in place when they are the same). The hyperparameters
+    are one-element buffers that the runtime fills.
+  }];
+  let arguments = (ins Zrt_In<Zrt_F32Buffer>:$param,
+                       Zrt_In<Zrt_FloatBuffer>:$grad,
+                       Zrt_In<Zrt_F32Buffer>:$exp_avg,
+                       Zrt_Out<Zrt_F32Buffer>:$new_param,
+                       Zrt_Out<Zrt_F32Buffer>:$new_exp_avg,
+                       Zrt_In<Zrt_F32Buffer>:$lr,
+                       Zrt_In<Zrt_F32Buffer>:$beta1,
+                       Zrt_In<Zrt_F32Buffer>:$beta2,
+                       Zrt_In<Zrt_F32Buffer>:$weight_decay,
+                       Zrt_In<Optional<Zrt_F32Buffer>>:$grad_scale);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $exp_avg `->` $new_param `,` $new_exp_avg `lr` $lr
+    `beta1` $beta1 `beta2` $beta2 `weight_decay` $weight_decay
+    (`scale` $grad_scale^)? attr-dict `:` type($param) `,` type($grad) `,`
+    type($lr) (`,` type($grad_scale)^)?
   }];
   let hasVerifier = 1;
 }

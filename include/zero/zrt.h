@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define ZRT_ABI_VERSION 19
+#define ZRT_ABI_VERSION 20
 
 typedef struct zrt_context zrt_context;
 

@@ -40,7 +40,7 @@ static void replaceReaders(Value narrow, Value sum) {
     if (castOp && castOp.getType() == sum.getType()) {
       castOp.replaceAllUsesWith(sum);
       castOp.erase();
-    } else if (isa<nn::AdamWOp, nn::SumSquaresOp>(reader)) {
+    } else if (isa<nn::OptimizerUpdateOpInterface, nn::SumSquaresOp>(reader)) {
       use.set(sum); // They compute in float32 from either type.
     } else {
       if (!castBack) {

@@ -1,4 +1,4 @@
-//===- optimizer.cu - Gradient norm, clipping coefficient and AdamW -------===//
+//===- optimizer.cu - Gradient norm, clipping, AdamW and Lion -------------===//
 //
 // sum_squares is a two-pass reduction with a grid that depends only on n:
 // each block sums its grid-stride share in double (as the CPU backend does:
@@ -14,7 +14,8 @@
 // thread 0 of each block derives them once into shared memory rather than
 // every thread calling a double pow.
 // p/m/v may be updated in place: each thread reads an element's p, m, v and
-// g before writing it.
+// g before writing it. Lion follows the CPU backend the same way; its
+// scalars are a few float multiplies, so every thread reads them.
 //
 // The kernels are in optimizer_kernels.cuh, which the host emulator of
 // tests/emulation compiles too (zrt-cuda-kernels-emulated); this file holds
@@ -74,6 +75,21 @@ void adamw(zrt_context *ctx, int32_t gradDtype, const float *p, const void *g,
                  static_cast<const T *>(g), m, v, pOut, mOut, vOut, n, lr, step,
                  gradScale, beta1, beta2, eps, weightDecay);
     ZRT_CUDA_CHECK_LAUNCH("zrt_adamw");
+  });
+}
+
+void lion(zrt_context *ctx, int32_t gradDtype, const float *p, const void *g,
+          const float *m, float *pOut, float *mOut, int64_t n, const float *lr,
+          const float *gradScale, const float *beta1, const float *beta2,
+          const float *weightDecay) {
+  dispatchDtype("zrt_lion", gradDtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (n <= 0)
+      return;
+    launchKernel(lionKernel<T>, gridFor(n), kThreads, 0, computeStream(ctx), p,
+                 static_cast<const T *>(g), m, pOut, mOut, n, lr, gradScale,
+                 beta1, beta2, weightDecay);
+    ZRT_CUDA_CHECK_LAUNCH("zrt_lion");
   });
 }
 

@@ -112,6 +112,28 @@ adamwKernel(const float *p, const T *g, const float *m, const float *v,
   }
 }
 
+template <typename T>
+__global__ void lionKernel(const float *p, const T *g, const float *m,
+                           float *pOut, float *mOut, int64_t n,
+                           const float *lr, const float *gradScale,
+                           const float *beta1Slot, const float *beta2Slot,
+                           const float *weightDecaySlot) {
+  const float beta1 = beta1Slot[0], beta2 = beta2Slot[0], rate = lr[0];
+  const float decay = 1.0f - rate * weightDecaySlot[0];
+  const float scale = gradScale ? gradScale[0] : 1.0f;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    const float grad = load(g, i) * scale;
+    const float m0 = m[i];
+    const float mix = m0 * beta1 + grad * (1.0f - beta1);
+    // torch.sign: +-1, and 0 (of its sign) or NaN as they are.
+    const float sign = mix > 0.0f ? 1.0f : mix < 0.0f ? -1.0f : mix;
+    pOut[i] = p[i] * decay - rate * sign;
+    mOut[i] = m0 * beta2 + grad * (1.0f - beta2);
+  }
+}
+
 } // namespace zrt::cuda::optim
 
 #endif // ZRT_CUDA_OPTIMIZER_KERNELS_CUH

@@ -1,4 +1,4 @@
-//===- kernel_tests_optimizer.cpp - AdamW, gradient norm and clipping -----===//
+//===- kernel_tests_optimizer.cpp - AdamW, Lion, gradient norm, clipping --===//
 
 #include "tests/kernel_tests.h"
 
@@ -54,6 +54,60 @@ void testAdamW(zrt_context *ctx, Checker &check, int32_t gradDtype,
   check.expectTrue(name + " in place equals out of place", inPlaceSame);
 }
 
+/// Five Lion steps against a double scalar reference (lion-pytorch's
+/// operations; the sign taken of the float32 interpolation, as the kernel
+/// must), with the torch.sign edge cases: a zero interpolation moves the
+/// parameter by its decay alone, a NaN gradient makes it NaN.
+void testLion(zrt_context *ctx, Checker &check, int32_t gradDtype,
+              const float *gradScale) {
+  const int64_t n = 31;
+  // Not lion-pytorch's defaults (1e-4, 0.9, 0.99, 0), so that a kernel
+  // reading the wrong slot shows.
+  const float b1 = 0.8f, b2 = 0.95f, wd = 0.1f, lr = 1e-2f;
+  const float scale = gradScale ? *gradScale : 1.0f;
+  auto p = randomVector(n);
+  std::vector<float> m(n, 0.0f);
+  std::vector<float> pIn = p, mIn = m, pOut(n), mOut(n);
+  std::vector<double> pRef(p.begin(), p.end()), mRef(n, 0.0);
+  bool inPlaceSame = true;
+  for (int t = 1; t <= 5; ++t) {
+    auto g = representable(randomVector(n), gradDtype);
+    Tensor gT(gradDtype, g);
+    for (int64_t i = 0; i < n; ++i) {
+      float grad = g[i] * scale;
+      float mix = m[i] * b1 + grad * (1.0f - b1);
+      double sign = mix > 0 ? 1.0 : mix < 0 ? -1.0 : 0.0;
+      pRef[i] = pRef[i] * (1.0 - (double)lr * wd) - lr * sign;
+      mRef[i] = b2 * mRef[i] + (1.0 - b2) * (double)grad;
+    }
+    zrt_lion(ctx, gradDtype, pIn.data(), gT.data(), mIn.data(), pOut.data(),
+             mOut.data(), n, &lr, gradScale, &b1, &b2, &wd);
+    zrt_lion(ctx, gradDtype, p.data(), gT.data(), m.data(), p.data(),
+             m.data(), n, &lr, gradScale, &b1, &b2, &wd);
+    inPlaceSame &= p == pOut && m == mOut;
+    pIn = pOut;
+    mIn = mOut;
+  }
+  std::string name = std::string("lion ") + dtypeName(gradDtype) +
+                     " gradient" +
+                     (gradScale ? ", grad_scale 0.37" : ", grad_scale NULL");
+  check.expectClose(name + " 5 steps vs scalar reference",
+                    std::max(maxError(p.data(), pRef.data(), n),
+                             maxError(m.data(), mRef.data(), n)),
+                    1e-6);
+  check.expectTrue(name + " in place equals out of place", inPlaceSame);
+}
+
+void testLionSign(zrt_context *ctx, Checker &check) {
+  const float lr = 0.5f, b1 = 0.9f, b2 = 0.99f, wd = 0.0f;
+  float p[3] = {1.0f, 1.0f, 1.0f}, m[3] = {0.0f, 0.0f, 0.0f};
+  const float g[3] = {0.0f, -2.0f, std::nanf("")};
+  zrt_lion(ctx, ZRT_F32, p, g, m, p, m, 3, &lr, nullptr, &b1, &b2, &wd);
+  check.expectTrue("lion sign(0) = 0 keeps the parameter, sign(-) = -1 "
+                   "moves it by +lr, a NaN gradient gives NaN",
+                   p[0] == 1.0f && p[1] == 1.5f && std::isnan(p[2]));
+}
+
 void testSumSquares(zrt_context *ctx, Checker &check, int32_t dtype) {
   const int64_t n = 1001;
   auto x = representable(randomVector(n, -3.0f, 3.0f), dtype);
@@ -95,6 +149,10 @@ void testOptimizer(zrt_context *ctx, Checker &check) {
   testAdamW(ctx, check, ZRT_F32, nullptr);
   testAdamW(ctx, check, ZRT_F32, &scale);
   testAdamW(ctx, check, ZRT_BF16, &scale);
+  testLion(ctx, check, ZRT_F32, nullptr);
+  testLion(ctx, check, ZRT_F32, &scale);
+  testLion(ctx, check, ZRT_BF16, &scale);
+  testLionSign(ctx, check);
   for (int32_t dtype : kDtypes)
     testSumSquares(ctx, check, dtype);
   testClipCoefficient(ctx, check);

@@ -392,6 +392,19 @@ void StepPattern<nn::AdamWOp>::lower(nn::AdamWOp update, Adaptor a,
                        a.getStep(), a.getBeta1(), a.getBeta2(), a.getEps(),
                        a.getWeightDecay(), a.getGradScale(), onHost);
 }
+
+/// Lion updates the master and its momentum in place.
+template <>
+void StepPattern<nn::LionOp>::lower(nn::LionOp update, Adaptor a,
+                                    OpBuilder &b) const {
+  Value p = l.bufferFor(update.getNewParam(), MemCategory::Optimizer,
+                        update.getParam());
+  Value m = l.bufferFor(update.getNewExpAvg(), MemCategory::Optimizer,
+                        update.getExpAvg());
+  zrt::LionOp::create(b, update.getLoc(), a.getParam(), a.getGrad(),
+                      a.getExpAvg(), p, m, a.getLr(), a.getBeta1(),
+                      a.getBeta2(), a.getWeightDecay(), a.getGradScale());
+}
 } // namespace zero
 
 void zero::populateKernelLoweringPatterns(RewritePatternSet &patterns,
@@ -414,5 +427,5 @@ void zero::populateKernelLoweringPatterns(RewritePatternSet &patterns,
       StepPattern<nn::CastOp>, StepPattern<nn::SumSquaresOp>,
       StepPattern<nn::ClipCoefficientOp>, StepPattern<nn::AccumulateExactOp>,
       StepPattern<nn::SumSquaresExactOp>, StepPattern<nn::FromExactOp>,
-      StepPattern<nn::AdamWOp>>(converter, lowering);
+      StepPattern<nn::AdamWOp>, StepPattern<nn::LionOp>>(converter, lowering);
 }

@@ -77,7 +77,7 @@ void StepLowering::analyse() {
       destinations[ret.getOperand(i)] =
           tensorFunc.getArgument(updates.getInt());
   tensorFunc.walk([&](Operation *op) {
-    if (auto update = dyn_cast<nn::AdamWOp>(op))
+    if (auto update = dyn_cast<nn::OptimizerUpdateOpInterface>(op))
       gradients.insert(update.getGrad());
     else if (isa<ReduceScatterOp, ReduceScatterStartOp>(op))
       gradients.insert(op->getOperand(0));

@@ -223,6 +223,15 @@ std::optional<LogicalResult> lowerKernelCall(CallEmitter &emit, Operation *op) {
                    p(u.getEps()), p(u.getWeightDecay()));
         return Result(success());
       })
+      .Case([&](LionOp u) {
+        Value scale =
+            u.getGradScale() ? p(u.getGradScale()) : emit.rt.nullPtr(loc);
+        ZRT_CALL(zrt_lion, dtype(u.getGrad()), p(u.getParam()), p(u.getGrad()),
+                 p(u.getExpAvg()), p(u.getNewParam()), p(u.getNewExpAvg()),
+                 numel(u.getParam()), p(u.getLr()), scale, p(u.getBeta1()),
+                 p(u.getBeta2()), p(u.getWeightDecay()));
+        return Result(success());
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -845,6 +845,20 @@ void testOptimizer(Harness &h, Shapes shapes) {
                       buf.scalar(1e-6f), buf.scalar(0.1f));
             return std::vector<void *>{pOut, mOut, vOut};
           });
+          std::string lion = std::string("lion") + suffix +
+                             (scaled ? " grad_scale 0.5" : " no grad_scale") +
+                             (inPlace ? " in place" : "");
+          h.close(lion, kElementwise, [&](zrt_context *ctx, Buffers &buf) {
+            float *pIn = static_cast<float *>(buf.floats(ZRT_F32, p, mis));
+            float *mIn = static_cast<float *>(buf.floats(ZRT_F32, m, mis));
+            float *pOut = inPlace ? pIn : (float *)buf.nans(ZRT_F32, n, mis);
+            float *mOut = inPlace ? mIn : (float *)buf.nans(ZRT_F32, n, mis);
+            const float *scale = scaled ? buf.scalar(0.5f) : nullptr;
+            zrt_lion(ctx, dtype, pIn, buf.floats(dtype, g, mis), mIn, pOut,
+                     mOut, n, buf.scalar(1e-3f), scale, buf.scalar(0.8f),
+                     buf.scalar(0.95f), buf.scalar(0.1f));
+            return std::vector<void *>{pOut, mOut};
+          });
         }
     }
   // n == 0: the sum is 0.

@@ -169,3 +169,12 @@ func.func @matmul_bias_element_types(%a: tensor<8x4xbf16>, %b: tensor<4x3xbf16>,
   %c = nn.matmul_bias %a, %b, %bias : tensor<8x4xbf16>, tensor<4x3xbf16>, tensor<3xf32> -> tensor<8x3xbf16>
   return %c : tensor<8x3xbf16>
 }
+
+// -----
+
+func.func @lion_grad_shape(%p: tensor<9xf32>, %g: tensor<3x3xf32>, %lr: tensor<f32>) {
+  // expected-error @+1 {{'nn.lion' op (C1) the gradient 'tensor<3x3xf32>' must have the shape of the parameter 'tensor<9xf32>'}}
+  %a, %b = nn.lion %p, %g, %p, lr = %lr, beta1 = %lr, beta2 = %lr, weight_decay = %lr
+      : tensor<9xf32>, tensor<3x3xf32>, tensor<f32>
+  return
+}

@@ -52,6 +52,18 @@ func.func @optimizer(%p: tensor<96xf32>, %g: tensor<96xf32>, %m: tensor<96xf32>,
   return %p2, %m2, %v2 : tensor<96xf32>, tensor<96xf32>, tensor<96xf32>
 }
 
+// Lion: one moment, a bfloat16 gradient scaled by the clipping coefficient.
+// CHECK-LABEL: func.func @lion
+func.func @lion(%p: tensor<96xf32>, %g: tensor<96xbf16>, %m: tensor<96xf32>,
+                %lr: tensor<f32>, %b1: tensor<f32>, %b2: tensor<f32>,
+                %wd: tensor<f32>, %scale: tensor<f32>) -> (tensor<96xf32>, tensor<96xf32>) {
+  // CHECK: nn.lion %{{.*}}, %{{.*}}, %{{.*}}, lr = %{{.*}}, beta1 = %{{.*}}, beta2 = %{{.*}}, weight_decay = %{{.*}}, grad_scale = %{{.*}} : tensor<f32> : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
+  %p2, %m2 = nn.lion %p, %g, %m, lr = %lr, beta1 = %b1, beta2 = %b2,
+      weight_decay = %wd, grad_scale = %scale : tensor<f32>
+      : tensor<96xf32>, tensor<96xbf16>, tensor<f32>
+  return %p2, %m2 : tensor<96xf32>, tensor<96xf32>
+}
+
 // Mixed precision: a bfloat16 gradient updates the float32 master, scaled
 // by the clipping coefficient; the bfloat16 parameter is cast from it.
 // CHECK-LABEL: func.func @mixed_precision_optimizer

@@ -307,6 +307,22 @@ func.func @adamw_lr(%p: memref<8xf32>, %lr: memref<2xf32>) {
 
 // -----
 
+func.func @lion_grad(%p: memref<8xf32>, %g: memref<7xf32>, %lr: memref<f32>) {
+  // expected-error @+1 {{'zrt.lion' op the gradient has 7 elements, expected 8}}
+  zrt.lion %p, %g, %p -> %p, %p lr %lr beta1 %lr beta2 %lr weight_decay %lr : memref<8xf32>, memref<7xf32>, memref<f32>
+  return
+}
+
+// -----
+
+func.func @lion_lr(%p: memref<8xf32>, %lr: memref<2xf32>) {
+  // expected-error @+1 {{'zrt.lion' op expects hyperparameters of one element, got 'memref<2xf32>'}}
+  zrt.lion %p, %p, %p -> %p, %p lr %lr beta1 %lr beta2 %lr weight_decay %lr : memref<8xf32>, memref<8xf32>, memref<2xf32>
+  return
+}
+
+// -----
+
 func.func @all_gather_shard(%s: memref<2x5xf32>, %full: memref<3x3xf32>) {
   // expected-error @+1 {{'zrt.all_gather' op expects a 1-D shard of 1 to 9 elements, got 'memref<2x5xf32>'}}
   zrt.all_gather %s -> %full : memref<2x5xf32> -> memref<3x3xf32>

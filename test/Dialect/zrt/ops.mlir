@@ -121,6 +121,15 @@ func.func @optimizer(%p: memref<8xf32>, %g: memref<8xbf16>, %m: memref<8xf32>,
   return
 }
 
+// CHECK-LABEL: func.func @lion
+func.func @lion(%p: memref<8xf32>, %g: memref<8xbf16>, %m: memref<8xf32>,
+                %lr: memref<f32>, %b1: memref<f32>, %b2: memref<f32>,
+                %wd: memref<f32>) {
+  // CHECK: zrt.lion %{{.*}}, %{{.*}}, %{{.*}} -> %{{.*}}, %{{.*}} lr %{{.*}} beta1 %{{.*}} beta2 %{{.*}} weight_decay %{{.*}} : memref<8xf32>, memref<8xbf16>, memref<f32>
+  zrt.lion %p, %g, %m -> %p, %m lr %lr beta1 %b1 beta2 %b2 weight_decay %wd : memref<8xf32>, memref<8xbf16>, memref<f32>
+  return
+}
+
 // CHECK-LABEL: func.func @collectives
 func.func @collectives(%shard: memref<5xbf16>, %full: memref<3x3xbf16>, %x: memref<4xf32>) {
   // CHECK: zrt.all_gather {{.*}} {staging_offset = 64 : i64} : memref<5xbf16> -> memref<3x3xbf16>
