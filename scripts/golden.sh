@@ -9,7 +9,9 @@
 #   scripts/golden.sh /tmp/after         # on the new build
 #   diff -r /tmp/before /tmp/after
 #
-# ZERO_OPT picks the binary (default build/bin/zero-opt). Every model family,
+# ZERO_OPT picks the binary (default build/bin/zero-opt); ZERO_OPT_FLAGS are
+# added to every command (--stop-at-zrt compares the zrt programs, when a
+# change of the ABI version alone renumbers the LLVM dialect's constants). Every model family,
 # stages 0-3, world sizes 1-4, buckets, prefetch, keep-gathered,
 # accumulation, bf16, offload, recompute, hybrid sharding and deterministic
 # sums appear at least once, each with a non-default value.
@@ -43,14 +45,14 @@ n=0
 # emit NAME FLAGS...: the LLVM dialect, or the diagnostics when it refuses.
 emit() {
   local name=$1; shift
-  "$ZERO_OPT" "$@" --emit=mlir >"$OUT/$name.mlir" 2>"$OUT/$name.err"
+  "$ZERO_OPT" "$@" ${ZERO_OPT_FLAGS:-} --emit=mlir >"$OUT/$name.mlir" 2>"$OUT/$name.err"
   echo "exit $?" >>"$OUT/$name.err"
   n=$((n + 1))
 }
 # run NAME FLAGS...: stdout, stderr and status of any other invocation.
 run() {
   local name=$1; shift
-  "$ZERO_OPT" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"
+  "$ZERO_OPT" "$@" ${ZERO_OPT_FLAGS:-} >"$OUT/$name.out" 2>"$OUT/$name.err"
   echo "exit $?" >>"$OUT/$name.err"
   n=$((n + 1))
 }

@@ -14,14 +14,11 @@
 
 using namespace zrt;
 
-ZRT_CPU_CLONES void zrt::cpu::lion(zrt_context *, int32_t gradDtype,
-                                   const float *p, const void *g,
-                                   const float *m, float *pOut, float *mOut,
-                                   int64_t n, const float *lr,
-                                   const float *gradScale,
-                                   const float *beta1Slot,
-                                   const float *beta2Slot,
-                                   const float *weightDecaySlot) {
+ZRT_CPU_CLONES void
+zrt::cpu::lion(zrt_context *, int32_t gradDtype, const float *p, const void *g,
+               const float *m, float *pOut, float *mOut, int64_t n,
+               const float *lr, const float *gradScale, const float *beta1Slot,
+               const float *beta2Slot, const float *weightDecaySlot) {
   const float beta1 = beta1Slot[0], beta2 = beta2Slot[0], rate = lr[0];
   const float decay = 1.0f - rate * weightDecaySlot[0];
   const float scale = gradScale ? gradScale[0] : 1.0f;

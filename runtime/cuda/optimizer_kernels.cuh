@@ -114,9 +114,9 @@ adamwKernel(const float *p, const T *g, const float *m, const float *v,
 
 template <typename T>
 __global__ void lionKernel(const float *p, const T *g, const float *m,
-                           float *pOut, float *mOut, int64_t n,
-                           const float *lr, const float *gradScale,
-                           const float *beta1Slot, const float *beta2Slot,
+                           float *pOut, float *mOut, int64_t n, const float *lr,
+                           const float *gradScale, const float *beta1Slot,
+                           const float *beta2Slot,
                            const float *weightDecaySlot) {
   const float beta1 = beta1Slot[0], beta2 = beta2Slot[0], rate = lr[0];
   const float decay = 1.0f - rate * weightDecaySlot[0];

@@ -82,14 +82,13 @@ void testLion(zrt_context *ctx, Checker &check, int32_t gradDtype,
     }
     zrt_lion(ctx, gradDtype, pIn.data(), gT.data(), mIn.data(), pOut.data(),
              mOut.data(), n, &lr, gradScale, &b1, &b2, &wd);
-    zrt_lion(ctx, gradDtype, p.data(), gT.data(), m.data(), p.data(),
-             m.data(), n, &lr, gradScale, &b1, &b2, &wd);
+    zrt_lion(ctx, gradDtype, p.data(), gT.data(), m.data(), p.data(), m.data(),
+             n, &lr, gradScale, &b1, &b2, &wd);
     inPlaceSame &= p == pOut && m == mOut;
     pIn = pOut;
     mIn = mOut;
   }
-  std::string name = std::string("lion ") + dtypeName(gradDtype) +
-                     " gradient" +
+  std::string name = std::string("lion ") + dtypeName(gradDtype) + " gradient" +
                      (gradScale ? ", grad_scale 0.37" : ", grad_scale NULL");
   check.expectClose(name + " 5 steps vs scalar reference",
                     std::max(maxError(p.data(), pRef.data(), n),

@@ -7,14 +7,14 @@
 // count and the hyperparameters' one-element buffers (no grad_scale: NULL).
 
 // CHECK-LABEL: func.func @zero_program_step
-// CHECK-SAME: (%{{.*}}: memref<4x3xf32>, %{{.*}}: memref<4xi32>, %[[W:.*]]: memref<3x5xf32>, %[[M:.*]]: memref<3x5xf32>, %[[LR:.*]]: memref<f32>, %[[B1:.*]]: memref<f32>, %[[B2:.*]]: memref<f32>, %[[WD:.*]]: memref<f32>
-// CHECK: zrt.matmul %{{.*}}, %{{.*}} transpose_a -> %[[DW:.*]] :
+// CHECK-SAME: (%{{.*}}: memref<4x3xf32>, %{{.*}}: memref<4xi32>, %[[W:arg[0-9]+]]: memref<3x5xf32>, %[[M:arg[0-9]+]]: memref<3x5xf32>, %[[LR:arg[0-9]+]]: memref<f32>, %[[B1:arg[0-9]+]]: memref<f32>, %[[B2:arg[0-9]+]]: memref<f32>, %[[WD:arg[0-9]+]]: memref<f32>
+// CHECK: zrt.matmul %{{.*}}, %{{.*}} -> %[[DW:[0-9]+]] {transpose_a} :
 // CHECK: zrt.lion %[[W]], %[[DW]], %[[M]] -> %[[W]], %[[M]] lr %[[LR]] beta1 %[[B1]] beta2 %[[B2]] weight_decay %[[WD]] : memref<3x5xf32>, memref<3x5xf32>, memref<f32>
 
-// CALLS-LABEL: llvm.func @zrt_lion(!llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CALLS-LABEL: func.func private @zrt_lion(!llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 // CALLS-LABEL: func.func @zero_program_step
-// CALLS: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CALLS: call @zrt_lion(%{{.*}}, %{{.*}}, %[[P:.*]], %{{.*}}, %[[MOM:.*]], %[[P]], %[[MOM]], %{{.*}}, %{{.*}}, %[[NULL]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CALLS: %[[NULL:[0-9]+]] = llvm.mlir.zero : !llvm.ptr
+// CALLS: call @zrt_lion(%arg0, %{{[a-z0-9_]+}}, %[[P:[0-9]+]], %{{[0-9]+}}, %[[MOM:[0-9]+]], %[[P]], %[[MOM]], %c15_i64, %{{[0-9]+}}, %[[NULL]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) : (!llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 
 module {
   zero.group @dp world_size(1) stage(0)

@@ -15,8 +15,8 @@
 // CHECK-DAG: llvm.mlir.global internal constant @[[$FREQ:__zrt_rope_inv_freq_0]](dense<[1.000000e+00, 5.000000e-01]> : tensor<2xf32>)
 // CHECK-LABEL: func.func @zero_program_describe
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr)
-// ABI version 19, world size 3, stage 2, task 1 (lm), batch 6 x 8, 0 features, 50 classes.
-// CHECK: call @zrt_declare_program(%[[CTX]], %c19_i64, %c3_i64, %c2_i64, %c1_i32, %c6_i64, %c8_i64, %c0_i64, %c50_i64)
+// ABI version 20, world size 3, stage 2, task 1 (lm), batch 6 x 8, 0 features, 50 classes.
+// CHECK: call @zrt_declare_program(%[[CTX]], %c20_i64, %c3_i64, %c2_i64, %c1_i32, %c6_i64, %c8_i64, %c0_i64, %c50_i64)
 // CHECK: call @zrt_declare_micro_batches(%[[CTX]], %c4_i64)
 // CHECK: call @zrt_declare_hf_config(%[[CTX]], %{{.*}})
 // Index 0, role 2 (param), bf16 (1), rank 2, 6 x 4, sharded, init 2 (normal), 0.02.
