@@ -150,21 +150,17 @@ LogicalResult SoftmaxCrossEntropyGradOp::verify() {
 // AdamWOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AdamWOp::verify() {
-  if (getGrad().getType().getShape() != getParam().getType().getShape())
-    return emitOpError("(C1) the gradient ")
-           << getGrad().getType() << " must have the shape of the parameter "
-           << getParam().getType();
+/// (C1) of an optimizer update: the gradient has the parameter's shape.
+template <typename UpdateOp> static LogicalResult verifyUpdate(UpdateOp op) {
+  if (op.getGrad().getType().getShape() != op.getParam().getType().getShape())
+    return op.emitOpError("(C1) the gradient ")
+           << op.getGrad().getType() << " must have the shape of the parameter "
+           << op.getParam().getType();
   return success();
 }
 
-LogicalResult LionOp::verify() {
-  if (getGrad().getType().getShape() != getParam().getType().getShape())
-    return emitOpError("(C1) the gradient ")
-           << getGrad().getType() << " must have the shape of the parameter "
-           << getParam().getType();
-  return success();
-}
+LogicalResult AdamWOp::verify() { return verifyUpdate(*this); }
+LogicalResult LionOp::verify() { return verifyUpdate(*this); }
 
 //===----------------------------------------------------------------------===//
 // BatchSplitOpInterface: the result types zero-split-batch gives

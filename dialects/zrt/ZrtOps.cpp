@@ -352,27 +352,20 @@ LogicalResult WatchGradientOp::verify() {
   return success();
 }
 
-LogicalResult AdamWOp::verify() {
-  if (failed(checkElements(*this, "the gradient", getGrad(),
-                           getNumElements(getParam()))))
+/// An optimizer update: a gradient of the parameter's elements, and
+/// hyperparameters of one element (the custom form gives them one type).
+template <typename UpdateOp> static LogicalResult verifyUpdate(UpdateOp op) {
+  if (failed(checkElements(op, "the gradient", op.getGrad(),
+                           getNumElements(op.getParam()))))
     return failure();
-  // The six hyperparameters share one type.
-  if (getNumElements(getLr()) != 1)
-    return emitOpError("expects hyperparameters of one element, got ")
-           << getLr().getType();
+  if (getNumElements(op.getLr()) != 1)
+    return op.emitOpError("expects hyperparameters of one element, got ")
+           << op.getLr().getType();
   return success();
 }
 
-LogicalResult LionOp::verify() {
-  if (failed(checkElements(*this, "the gradient", getGrad(),
-                           getNumElements(getParam()))))
-    return failure();
-  // The four hyperparameters share one type.
-  if (getNumElements(getLr()) != 1)
-    return emitOpError("expects hyperparameters of one element, got ")
-           << getLr().getType();
-  return success();
-}
+LogicalResult AdamWOp::verify() { return verifyUpdate(*this); }
+LogicalResult LionOp::verify() { return verifyUpdate(*this); }
 
 /// An all-gather or reduce-scatter: a 1-D shard of at most the whole
 /// buffer; an all-reduce: two buffers of one type.
